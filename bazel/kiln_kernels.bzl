@@ -1,0 +1,124 @@
+"""kiln_kernels: the generated kernels of kiln, as one CcInfo.
+
+For every variant of generated/variants.bzl whose arch is in --//:archs:
+  1. gen renders its .cu from the family's template (one action for all),
+  2. nvcc compiles it for its own arch (one action per variant: parallel,
+     cached; SASS + PTX of the arch, or the note of cuda_gencode),
+  3. gen writes the selection table (kiln_table.c) of exactly the variants
+     built, with the SASS and PTX each carries.
+The rule's files are the table source; its CcInfo holds the kernel objects
+(and cudart). An arch the toolkit cannot target natively is never dropped:
+the build prints one line saying how it was compiled.
+"""
+
+load("//bazel:archs.bzl", "ArchsInfo")
+load("//bazel:cuda.bzl", "cuda_ccinfo", "cuda_compile", "cuda_gencode")
+
+def _kiln_kernels_impl(ctx):
+    archs = ctx.attr._archs[ArchsInfo].archs
+    variants = [struct(name = n, arch = a) for n, a in ctx.attr.variants.items() if a in archs]
+    gencodes = {a: cuda_gencode(a) for a in archs}
+    for a in archs:
+        if gencodes[a].note:
+            print(gencodes[a].note)  # buildifier: disable=print
+
+    gen_lib = ctx.files._gen_lib
+    lib_dir = [f for f in gen_lib if f.basename == "main.lua"][0].dirname
+    gen_inputs = gen_lib + ctx.files.templates + ctx.files._space
+
+    names = ctx.actions.declare_file(ctx.label.name + "_variants.txt")
+    ctx.actions.write(names, "".join([v.name + "\n" for v in variants]))
+    sources = [ctx.actions.declare_file("%s_src/%s.cu" % (ctx.label.name, v.name)) for v in variants]
+    if sources:
+        ctx.actions.run(
+            executable = ctx.executable._gen,
+            arguments = ["--lib", lib_dir, "render", "--names", names.path, "--out", sources[0].dirname],
+            inputs = gen_inputs + [names],
+            outputs = sources,
+            mnemonic = "KilnGen",
+            progress_message = "Rendering %d kernel variants of %s" % (len(sources), ctx.label),
+        )
+
+    hdrs = depset(ctx.files.hdrs)
+    objects = []
+    for v, src in zip(variants, sources):
+        obj = ctx.actions.declare_file("%s_objs/%s.o" % (ctx.label.name, v.name))
+        cuda_compile(
+            ctx,
+            src = src,
+            hdrs = hdrs,
+            includes = ["."],
+            defines = [],
+            gencode_flags = gencodes[v.arch].flags,
+            out = obj,
+            nvcc = ctx.file._nvcc,
+        )
+        objects.append(obj)
+
+    built = ctx.actions.declare_file(ctx.label.name + "_built.txt")
+    ctx.actions.write(built, "".join([
+        "%s %d %d\n" % (v.name, gencodes[v.arch].sass, gencodes[v.arch].ptx)
+        for v in variants
+    ]))
+    table = ctx.actions.declare_file(ctx.label.name + "_table.c")
+    ctx.actions.run(
+        executable = ctx.executable._gen,
+        arguments = ["--lib", lib_dir, "table", "--built", built.path, "--out", table.path],
+        inputs = gen_inputs + [built],
+        outputs = [table],
+        mnemonic = "KilnTable",
+        progress_message = "Writing the selection table of %d variants" % len(variants),
+    )
+
+    cc_info, _ = cuda_ccinfo(ctx, objects, [ctx.attr._cudart])
+    return [DefaultInfo(files = depset([table])), cc_info]
+
+kiln_kernels = rule(
+    implementation = _kiln_kernels_impl,
+    doc = "Renders, compiles and tabulates the generated kernel variants of the chosen archs.",
+    attrs = {
+        "variants": attr.string_dict(doc = "variant name -> arch, from generated/variants.bzl"),
+        "templates": attr.label_list(allow_files = [".tmpl"], doc = "the families' templates"),
+        "hdrs": attr.label_list(allow_files = [".h", ".cuh"], doc = "headers the rendered sources include"),
+        "_archs": attr.label(default = "//:archs", providers = [ArchsInfo]),
+        "_gen": attr.label(default = "//gen", executable = True, cfg = "exec"),
+        "_gen_lib": attr.label(default = "//gen:lib"),
+        "_space": attr.label(default = "//gen:variants.lua", allow_single_file = True),
+        "_cudart": attr.label(default = "@local_cuda//:cudart_static"),
+        "_nvcc": attr.label(default = "@local_cuda//:nvcc", allow_single_file = True),
+        "_cc_toolchain": attr.label(default = "@bazel_tools//tools/cpp:current_cc_toolchain"),
+    },
+    fragments = ["cpp"],
+    toolchains = ["@bazel_tools//tools/cpp:toolchain_type"],
+)
+
+def _static_library_impl(ctx):
+    libs = []
+    for li in ctx.attr.dep[CcInfo].linking_context.linker_inputs.to_list():
+        if li.owner.workspace_name:
+            continue  # external: cudart comes from the toolkit
+        for lib in li.libraries:
+            a = lib.pic_static_library or lib.static_library
+            if a:
+                libs.append(a)
+    out = ctx.actions.declare_file(ctx.attr.out)
+    script = "\n".join(["create " + out.path] + ["addlib " + a.path for a in libs] + ["save", "end", ""])
+    ctx.actions.run_shell(
+        command = "printf '%s' \"$1\" | ar -M",
+        arguments = [script],
+        inputs = libs,
+        outputs = [out],
+        mnemonic = "KilnArchive",
+        progress_message = "Archiving %s" % ctx.attr.out,
+        use_default_shell_env = True,
+    )
+    return [DefaultInfo(files = depset([out]))]
+
+kiln_static_library = rule(
+    implementation = _static_library_impl,
+    doc = "One static archive of a cc_library and the libraries of this workspace it depends on.",
+    attrs = {
+        "dep": attr.label(providers = [CcInfo]),
+        "out": attr.string(doc = "archive file name, e.g. libkiln.a"),
+    },
+)

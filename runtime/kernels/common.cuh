@@ -1,0 +1,101 @@
+/*
+ * common.cuh: what every generated kernel file shares: f32 conversion of the
+ * storage types, 16-byte packs, alignment arithmetic, and the launch check
+ * that turns a CUDA error into a kiln status with a message.
+ */
+#ifndef KILN_KERNELS_COMMON_CUH
+#define KILN_KERNELS_COMMON_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "runtime/error.h"
+#include "runtime/variant.h"
+
+namespace kiln {
+
+__device__ __forceinline__ float to_f32(float x) { return x; }
+__device__ __forceinline__ float to_f32(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <typename T> __device__ __forceinline__ T from_f32(float x);
+template <> __device__ __forceinline__ float from_f32<float>(float x) { return x; }
+template <> __device__ __forceinline__ __half from_f32<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+
+/* V elements of T in one 16-byte (or smaller, for V = 1) aligned access. */
+template <typename T, int V> struct alignas(sizeof(T) * V) Pack {
+    T v[V];
+};
+
+template <typename T, int V>
+__device__ __forceinline__ Pack<T, V> load_pack(const T *p)
+{
+    return *reinterpret_cast<const Pack<T, V> *>(p);
+}
+
+/* Streaming (evict-first) 16-byte load and store for data touched once. */
+template <typename T, int V>
+__device__ __forceinline__ Pack<T, V> load_pack_stream(const T *p)
+{
+    static_assert(sizeof(Pack<T, V>) == 16, "streaming packs are 16 bytes");
+    uint4 u = __ldcs(reinterpret_cast<const uint4 *>(p));
+    Pack<T, V> r;
+    memcpy(&r, &u, 16);
+    return r;
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void store_pack_stream(T *p, const Pack<T, V> &r)
+{
+    static_assert(sizeof(Pack<T, V>) == 16, "streaming packs are 16 bytes");
+    uint4 u;
+    memcpy(&u, &r, 16);
+    __stcs(reinterpret_cast<uint4 *>(p), u);
+}
+
+/* Elements of T before the first 16-byte boundary at or after p. */
+template <typename T> inline int64_t head_to_16(const void *p)
+{
+    return (int64_t)(((16u - ((uintptr_t)p & 15u)) & 15u) / sizeof(T));
+}
+
+inline bool aligned_16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+
+/* Blocks for `work` items of `per_block` each, capped so the grid-stride
+ * loops of the kernels take over past a million blocks. */
+inline unsigned int grid_for(int64_t work, int64_t per_block)
+{
+    int64_t b = (work + per_block - 1) / per_block;
+    if (b < 1) b = 1;
+    if (b > (1 << 20)) b = 1 << 20;
+    return (unsigned int)b;
+}
+
+/* After a launch: the launch's own error, as a status and a message. */
+inline kiln_status check_launch(const char *variant)
+{
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) return KILN_STATUS_SUCCESS;
+    return kiln_fail(KILN_STATUS_CUDA_ERROR, "%s: launch failed: %s (%s)", variant, cudaGetErrorString(e),
+                     cudaGetErrorName(e));
+}
+
+template <typename Kernel>
+inline kiln_status kernel_attributes(Kernel k, const char *variant, kiln_kernel_attributes *out)
+{
+    cudaFuncAttributes fa;
+    cudaError_t e = cudaFuncGetAttributes(&fa, k);
+    if (e != cudaSuccess)
+        return kiln_fail(KILN_STATUS_CUDA_ERROR, "%s: cudaFuncGetAttributes: %s", variant, cudaGetErrorString(e));
+    out->registers = fa.numRegs;
+    out->static_smem_bytes = (int)fa.sharedSizeBytes;
+    out->max_threads = fa.maxThreadsPerBlock;
+    return KILN_STATUS_SUCCESS;
+}
+
+} /* namespace kiln */
+
+#endif /* KILN_KERNELS_COMMON_CUH */

@@ -1,0 +1,152 @@
+/*
+ * kiln.h: the public C interface of kiln, specialized CUDA kernels generated
+ * at build time. Plain C99; usable from C and C++; needs no CUDA header.
+ *
+ * Conventions
+ *  - Every call is stream-ordered on the stream it is given (NULL: the legacy
+ *    default stream), allocates nothing and never synchronizes the host.
+ *  - Tensors are device pointers to contiguous row-major data. A pointer must
+ *    be aligned to its element size; kernels use 16-byte accesses wherever the
+ *    pointers allow and finish the ragged ends element by element.
+ *  - Every argument is checked before any CUDA call. A bad one returns a status
+ *    other than KILN_STATUS_SUCCESS, and kiln_last_error() names the argument
+ *    and what is supported. Nothing is launched then.
+ *  - Safe to call from several threads; the message and a forced variant are
+ *    per thread.
+ */
+#ifndef KILN_H
+#define KILN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Same type as cudaStream_t, without the CUDA headers. */
+typedef struct CUstream_st *kiln_stream;
+
+typedef enum kiln_status {
+    KILN_STATUS_SUCCESS = 0,
+    KILN_STATUS_INVALID_VALUE = 1,     /* a null pointer, or a size that is zero, negative or too large */
+    KILN_STATUS_MISALIGNED = 2,        /* a pointer not aligned to its element size */
+    KILN_STATUS_NOT_SUPPORTED = 3,     /* a dtype / activation / shape this op does not have */
+    KILN_STATUS_ARCH_MISMATCH = 4,     /* no built variant can run on this GPU */
+    KILN_STATUS_VARIANT_NOT_FOUND = 5, /* a forced variant name that is not in the table */
+    KILN_STATUS_WORKSPACE_TOO_SMALL = 6,
+    KILN_STATUS_CUDA_ERROR = 7,        /* the CUDA runtime reported an error */
+    KILN_STATUS_NO_DEVICE = 8          /* no CUDA device is usable */
+} kiln_status;
+
+typedef enum kiln_dtype {
+    KILN_DTYPE_F32 = 0,
+    KILN_DTYPE_F16 = 1,
+    KILN_DTYPE_BF16 = 2
+} kiln_dtype;
+
+typedef enum kiln_activation {
+    KILN_ACT_NONE = 0,
+    KILN_ACT_RELU = 1,
+    KILN_ACT_GELU_TANH = 2, /* 0.5·u·(1 + tanh(√(2/π)·(u + 0.044715·u³))) */
+    KILN_ACT_GELU_ERF = 3,  /* 0.5·u·(1 + erf(u/√2)) */
+    KILN_ACT_SILU = 4       /* u·sigmoid(u) */
+} kiln_activation;
+
+typedef enum kiln_op {
+    KILN_OP_ELEMENTWISE_FWD = 0,
+    KILN_OP_ELEMENTWISE_BWD = 1,
+    KILN_OP_GATED_FWD = 2,
+    KILN_OP_GATED_BWD = 3
+} kiln_op;
+
+/* A fixed string for a status ("KILN_STATUS_MISALIGNED: ..."). */
+const char *kiln_status_string(kiln_status status);
+
+/* The message of this thread's last failed call: which argument, what is
+ * supported. An empty string when the last call succeeded. */
+const char *kiln_last_error(void);
+
+const char *kiln_dtype_name(kiln_dtype dtype);
+const char *kiln_activation_name(kiln_activation act);
+const char *kiln_op_name(kiln_op op);
+
+/* ---- Elementwise ---------------------------------------------------------
+ * x, y: [rows, cols]. bias: [cols] or NULL. f32 math for every dtype.
+ *   forward:  y = act(x·scale + bias)
+ *   backward: u = x·scale + bias; dx = dy·act'(u)·scale; dbias = Σ_rows dy·act'(u)
+ * y may alias x (in place); dx may alias dy.
+ */
+kiln_status kiln_elementwise_fwd(kiln_dtype dtype, kiln_activation act,
+                                 int64_t rows, int64_t cols,
+                                 const void *x, float scale, const void *bias,
+                                 void *y, kiln_stream stream);
+
+/* Bytes of device workspace kiln_elementwise_bwd needs for this shape. It is
+ * zero when dbias is not requested. The reduction over rows is deterministic:
+ * the same inputs give the same dbias, bit for bit, on the same GPU. */
+kiln_status kiln_elementwise_bwd_workspace_size(kiln_dtype dtype, int64_t rows, int64_t cols,
+                                                int want_dbias, size_t *bytes);
+
+/* dbias may be NULL (then workspace may be NULL too); bias may be NULL.
+ * workspace: at least kiln_elementwise_bwd_workspace_size() bytes, 16-byte aligned. */
+kiln_status kiln_elementwise_bwd(kiln_dtype dtype, kiln_activation act,
+                                 int64_t rows, int64_t cols,
+                                 const void *dy, const void *x, float scale, const void *bias,
+                                 void *dx, void *dbias,
+                                 void *workspace, size_t workspace_bytes, kiln_stream stream);
+
+/* ---- Gated (GLU family) --------------------------------------------------
+ * gate, up, y: n elements each. y = act(gate)·up: SwiGLU is KILN_ACT_SILU,
+ * GeGLU KILN_ACT_GELU_TANH or KILN_ACT_GELU_ERF, ReGLU KILN_ACT_RELU, the
+ * bilinear GLU KILN_ACT_NONE.
+ *   backward: dgate = dy·up·act'(gate); dup = dy·act(gate)
+ */
+kiln_status kiln_gated_fwd(kiln_dtype dtype, kiln_activation act, int64_t n,
+                           const void *gate, const void *up, void *y, kiln_stream stream);
+
+kiln_status kiln_gated_bwd(kiln_dtype dtype, kiln_activation act, int64_t n,
+                           const void *dy, const void *gate, const void *up,
+                           void *dgate, void *dup, kiln_stream stream);
+
+/* ---- Variants --------------------------------------------------------------
+ * The selection table holds every variant the build compiled. A call picks,
+ * among those matching it, the one of the highest arch that the current GPU
+ * runs (SASS of the same major arch, else PTX through the driver's JIT).
+ */
+typedef struct kiln_variant_info {
+    const char *name;   /* e.g. "elementwise_fwd_gelu_tanh_bf16_sm80" */
+    kiln_op op;
+    kiln_dtype dtype;
+    int shape_key;      /* head dim or hidden size; 0 where the op has none */
+    kiln_activation act;
+    int arch;           /* the arch it is written for, e.g. 80 */
+    int sass_arch;      /* machine code it carries, 0 when none */
+    int ptx_arch;       /* the PTX it carries, 0 when none */
+    int threads;        /* threads per block */
+    int smem_bytes;     /* dynamic shared memory per block */
+} kiln_variant_info;
+
+int kiln_variant_count(void);
+kiln_status kiln_variant_get(int index, kiln_variant_info *info);
+
+/* Registers per thread and static shared memory of a variant's main kernel on
+ * the current device (loads its module; PTX variants are compiled by the JIT). */
+kiln_status kiln_variant_resources(int index, int *registers, int *static_smem_bytes);
+
+/* Forces the calling thread's next calls to use a variant by name; NULL
+ * returns to selection. A call of another op selects as usual; a call of the
+ * forced op that the variant does not match (dtype, activation) fails with
+ * KILN_STATUS_NOT_SUPPORTED instead of falling back. The environment variable
+ * KILN_VARIANT, read at the first call, forces a variant for every thread
+ * that has not forced one of its own. */
+kiln_status kiln_force_variant(const char *name);
+
+/* The name of the variant the calling thread's last successful call ran. */
+const char *kiln_last_variant(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_H */

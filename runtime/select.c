@@ -1,0 +1,224 @@
+/*
+ * select.c: the selection rule over the generated table, the forced variant
+ * (kiln_force_variant, KILN_VARIANT), the table's listing, and the current
+ * device's capabilities, read once per device.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "runtime/dispatch.h"
+#include "runtime/error.h"
+#include "runtime/variant.h"
+
+int kiln_variant_runs_on(const kiln_variant *v, int cc)
+{
+    if (v->sass_arch != 0 && cc / 10 == v->sass_arch / 10 && cc >= v->sass_arch) return 1;
+    return v->ptx_arch != 0 && cc >= v->ptx_arch;
+}
+
+static const char *arch_reason(const kiln_variant *v, int cc, char *buf, size_t n)
+{
+    if (v->sass_arch == 0 && v->ptx_arch > v->arch) {
+        snprintf(buf, n, "%s was written for sm_%d but built as compute_%d PTX (the toolkit cannot target sm_%d), "
+                 "so it cannot run on this sm_%d GPU; rebuild with a CUDA 12.x toolkit (CUDA_PATH)",
+                 v->name, v->arch, v->ptx_arch, v->arch, cc);
+        return buf;
+    }
+    char sass[16] = "", ptx[24] = "";
+    if (v->sass_arch) snprintf(sass, sizeof sass, "SASS sm_%d", v->sass_arch);
+    if (v->ptx_arch) snprintf(ptx, sizeof ptx, "%sPTX compute_%d", v->sass_arch ? " and " : "", v->ptx_arch);
+    snprintf(buf, n, "%s carries %s%s and cannot run on this sm_%d GPU", v->name, sass, ptx, cc);
+    return buf;
+}
+
+const kiln_variant *kiln_select_from(const kiln_variant *table, int size, const kiln_variant_key *key,
+                                     const kiln_device_caps *caps, const char *forced, kiln_status *status)
+{
+    char why[320];
+    if (forced != NULL) {
+        for (int i = 0; i < size; i++) {
+            const kiln_variant *v = &table[i];
+            if (strcmp(v->name, forced) != 0) continue;
+            if (v->op != key->op) break; /* forced for another op: select as usual */
+            if (v->dtype != key->dtype || v->act != key->act || v->shape_key != key->shape_key) {
+                *status = kiln_fail(KILN_STATUS_NOT_SUPPORTED,
+                                    "forced variant %s is %s %s shape %d; the call asks for %s %s shape %d",
+                                    v->name, kiln_activation_name(v->act), kiln_dtype_name(v->dtype), v->shape_key,
+                                    kiln_activation_name(key->act), kiln_dtype_name(key->dtype), key->shape_key);
+                return NULL;
+            }
+            if (!kiln_variant_runs_on(v, caps->cc)) {
+                *status = kiln_fail(KILN_STATUS_ARCH_MISMATCH, "forced variant %s",
+                                    arch_reason(v, caps->cc, why, sizeof why));
+                return NULL;
+            }
+            return v;
+        }
+    }
+
+    const kiln_variant *best = NULL, *any = NULL;
+    for (int i = 0; i < size; i++) {
+        const kiln_variant *v = &table[i];
+        if (v->op != key->op || v->dtype != key->dtype || v->act != key->act || v->shape_key != key->shape_key)
+            continue;
+        /* For the message: the variant written for the newest arch not past cc. */
+        if (any == NULL || (v->arch <= caps->cc && (any->arch > caps->cc || v->arch > any->arch))) any = v;
+        if (!kiln_variant_runs_on(v, caps->cc)) continue;
+        /* The highest arch wins; at one arch, machine code before PTX. */
+        if (best == NULL || v->arch > best->arch || (v->arch == best->arch && v->sass_arch > best->sass_arch))
+            best = v;
+    }
+    if (best != NULL) return best;
+    if (any != NULL)
+        *status = kiln_fail(KILN_STATUS_ARCH_MISMATCH, "%s %s %s: no built variant runs on this sm_%d GPU (e.g. %s)",
+                            kiln_op_name(key->op), kiln_activation_name(key->act), kiln_dtype_name(key->dtype),
+                            caps->cc, arch_reason(any, caps->cc, why, sizeof why));
+    else
+        *status = kiln_fail(KILN_STATUS_NOT_SUPPORTED,
+                            "%s %s %s: not in this build (bf16 needs sm_80+; see generated/VARIANTS.md and --//:archs)",
+                            kiln_op_name(key->op), kiln_activation_name(key->act), kiln_dtype_name(key->dtype));
+    return NULL;
+}
+
+/* ---- per-thread forcing and KILN_VARIANT ---- */
+
+static __thread char forced_name[128];
+static __thread int forced_set;
+static __thread const char *last_variant = "";
+
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static char env_forced[128];
+
+static void read_env(void)
+{
+    const char *s = getenv("KILN_VARIANT");
+    if (s != NULL && strlen(s) < sizeof env_forced) strcpy(env_forced, s);
+}
+
+static const kiln_variant *find(const char *name)
+{
+    for (int i = 0; i < kiln_variant_table_size; i++)
+        if (strcmp(kiln_variant_table[i].name, name) == 0) return &kiln_variant_table[i];
+    return NULL;
+}
+
+kiln_status kiln_force_variant(const char *name)
+{
+    kiln_clear_error();
+    if (name == NULL) {
+        forced_set = 0;
+        return KILN_STATUS_SUCCESS;
+    }
+    if (strlen(name) >= sizeof forced_name || find(name) == NULL)
+        return kiln_fail(KILN_STATUS_VARIANT_NOT_FOUND,
+                         "kiln_force_variant: name '%.100s' is not in the table of %d variants (kiln_variant_get lists them)",
+                         name, kiln_variant_table_size);
+    strcpy(forced_name, name);
+    forced_set = 1;
+    return KILN_STATUS_SUCCESS;
+}
+
+const char *kiln_last_variant(void) { return last_variant; }
+
+/* ---- devices ---- */
+
+#define KILN_MAX_DEVICES 64
+static int caps_cc[KILN_MAX_DEVICES];
+static int caps_sms[KILN_MAX_DEVICES];
+
+kiln_status kiln_current_device_caps(kiln_device_caps *caps)
+{
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess)
+        return kiln_fail(e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ? KILN_STATUS_NO_DEVICE
+                                                                                     : KILN_STATUS_CUDA_ERROR,
+                         "cudaGetDevice: %s", cudaGetErrorString(e));
+    if (dev < 0 || dev >= KILN_MAX_DEVICES)
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "device %d: kiln handles devices 0 to %d", dev, KILN_MAX_DEVICES - 1);
+    int cc = __atomic_load_n(&caps_cc[dev], __ATOMIC_ACQUIRE);
+    if (cc == 0) {
+        int major = 0, minor = 0, sms = 0;
+        if ((e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev)) != cudaSuccess ||
+            (e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev)) != cudaSuccess ||
+            (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
+            return kiln_fail(KILN_STATUS_CUDA_ERROR, "cudaDeviceGetAttribute(device %d): %s", dev, cudaGetErrorString(e));
+        __atomic_store_n(&caps_sms[dev], sms, __ATOMIC_RELAXED);
+        cc = major * 10 + minor;
+        __atomic_store_n(&caps_cc[dev], cc, __ATOMIC_RELEASE);
+    }
+    caps->cc = cc;
+    caps->sm_count = __atomic_load_n(&caps_sms[dev], __ATOMIC_RELAXED);
+    return KILN_STATUS_SUCCESS;
+}
+
+kiln_status kiln_dispatch(const kiln_variant_key *key, const void *args, kiln_stream stream)
+{
+    kiln_device_caps caps;
+    kiln_status st = kiln_current_device_caps(&caps);
+    if (st != KILN_STATUS_SUCCESS) return st;
+    pthread_once(&env_once, read_env);
+    const char *forced = forced_set ? forced_name : (env_forced[0] ? env_forced : NULL);
+    if (forced != NULL && find(forced) == NULL)
+        return kiln_fail(KILN_STATUS_VARIANT_NOT_FOUND, "%s '%s' is not in the table of %d variants",
+                         forced_set ? "kiln_force_variant" : "KILN_VARIANT", forced, kiln_variant_table_size);
+    st = KILN_STATUS_SUCCESS;
+    const kiln_variant *v = kiln_select_from(kiln_variant_table, kiln_variant_table_size, key, &caps, forced, &st);
+    if (v == NULL) return st;
+    st = v->launch(args, stream);
+    if (st == KILN_STATUS_SUCCESS) last_variant = v->name;
+    return st;
+}
+
+/* ---- listing ---- */
+
+int kiln_variant_count(void) { return kiln_variant_table_size; }
+
+kiln_status kiln_variant_get(int index, kiln_variant_info *info)
+{
+    kiln_clear_error();
+    if (info == NULL) return kiln_fail(KILN_STATUS_INVALID_VALUE, "kiln_variant_get: info is NULL");
+    if (index < 0 || index >= kiln_variant_table_size)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "kiln_variant_get: index %d is outside 0..%d", index,
+                         kiln_variant_table_size - 1);
+    const kiln_variant *v = &kiln_variant_table[index];
+    info->name = v->name;
+    info->op = v->op;
+    info->dtype = v->dtype;
+    info->shape_key = v->shape_key;
+    info->act = v->act;
+    info->arch = v->arch;
+    info->sass_arch = v->sass_arch;
+    info->ptx_arch = v->ptx_arch;
+    info->threads = v->threads;
+    info->smem_bytes = v->smem_bytes;
+    return KILN_STATUS_SUCCESS;
+}
+
+kiln_status kiln_variant_resources(int index, int *registers, int *static_smem_bytes)
+{
+    kiln_clear_error();
+    if (registers == NULL || static_smem_bytes == NULL)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "kiln_variant_resources: %s is NULL",
+                         registers == NULL ? "registers" : "static_smem_bytes");
+    if (index < 0 || index >= kiln_variant_table_size)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "kiln_variant_resources: index %d is outside 0..%d", index,
+                         kiln_variant_table_size - 1);
+    kiln_device_caps caps;
+    kiln_status st = kiln_current_device_caps(&caps);
+    if (st != KILN_STATUS_SUCCESS) return st;
+    const kiln_variant *v = &kiln_variant_table[index];
+    char why[320];
+    if (!kiln_variant_runs_on(v, caps.cc))
+        return kiln_fail(KILN_STATUS_ARCH_MISMATCH, "kiln_variant_resources: %s", arch_reason(v, caps.cc, why, sizeof why));
+    kiln_kernel_attributes a;
+    st = v->attributes(&a);
+    if (st != KILN_STATUS_SUCCESS) return st;
+    *registers = a.registers;
+    *static_smem_bytes = a.static_smem_bytes;
+    return KILN_STATUS_SUCCESS;
+}

@@ -1,0 +1,160 @@
+/*
+ * gpu_util.c: see gpu_util.h.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tests/gpu_util.h"
+#include "tests/half.h"
+
+int gpu_available(char *why, size_t n)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        snprintf(why, n, "no CUDA device (%s)", cudaGetErrorString(e));
+        return 0;
+    }
+    if (count == 0) {
+        snprintf(why, n, "no CUDA device");
+        return 0;
+    }
+    return 1;
+}
+
+uint64_t test_seed(void)
+{
+    const char *s = getenv("KILN_SEED");
+    uint64_t seed = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
+    tap_diag("seed %llu (replay with KILN_SEED=%llu)", (unsigned long long)seed, (unsigned long long)seed);
+    return seed;
+}
+
+static uint64_t next(rng *r)
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+double rng_uniform(rng *r, double lo, double hi)
+{
+    return lo + (hi - lo) * ((double)(next(r) >> 11) * (1.0 / 9007199254740992.0));
+}
+
+dbuf dbuf_alloc(kiln_dtype dtype, int64_t n, int64_t offset)
+{
+    dbuf b;
+    b.dtype = dtype;
+    b.n = n;
+    b.es = dtype == KILN_DTYPE_F32 ? 4 : 2;
+    b.offset = offset;
+    const size_t total = (size_t)(n + offset + 2 * GUARD_ELEMS) * b.es;
+    CUDA_CHECK(cudaMalloc((void **)&b.base, total));
+    b.ptr = b.base + (size_t)(GUARD_ELEMS + offset) * b.es;
+    return b;
+}
+
+void dbuf_free(dbuf *b)
+{
+    CUDA_CHECK(cudaFree(b->base));
+    b->base = NULL;
+    b->ptr = NULL;
+}
+
+void dbuf_upload(dbuf *b, double *v)
+{
+    unsigned char *h = malloc((size_t)b->n * b->es);
+    if (!h) tap_bail("out of host memory");
+    for (int64_t i = 0; i < b->n; i++) {
+        const float f = (float)v[i];
+        if (b->dtype == KILN_DTYPE_F32) {
+            memcpy(h + i * 4, &f, 4);
+            v[i] = f;
+        } else {
+            uint16_t q = b->dtype == KILN_DTYPE_F16 ? f32_to_f16(f) : f32_to_bf16(f);
+            memcpy(h + i * 2, &q, 2);
+            v[i] = b->dtype == KILN_DTYPE_F16 ? f16_to_f32(q) : bf16_to_f32(q);
+        }
+    }
+    CUDA_CHECK(cudaMemcpy(b->ptr, h, (size_t)b->n * b->es, cudaMemcpyHostToDevice));
+    free(h);
+}
+
+void dbuf_download(const dbuf *b, double *v)
+{
+    unsigned char *h = malloc((size_t)b->n * b->es);
+    if (!h) tap_bail("out of host memory");
+    CUDA_CHECK(cudaMemcpy(h, b->ptr, (size_t)b->n * b->es, cudaMemcpyDeviceToHost));
+    for (int64_t i = 0; i < b->n; i++) {
+        if (b->dtype == KILN_DTYPE_F32) {
+            float f;
+            memcpy(&f, h + i * 4, 4);
+            v[i] = f;
+        } else {
+            uint16_t q;
+            memcpy(&q, h + i * 2, 2);
+            v[i] = b->dtype == KILN_DTYPE_F16 ? f16_to_f32(q) : bf16_to_f32(q);
+        }
+    }
+    free(h);
+}
+
+void dbuf_poison(dbuf *b)
+{
+    CUDA_CHECK(cudaMemset(b->base, 0xff, (size_t)(b->n + b->offset + 2 * GUARD_ELEMS) * b->es));
+}
+
+static int all_ff(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != 0xff) return 0;
+    return 1;
+}
+
+int dbuf_guards_intact(const dbuf *b)
+{
+    const size_t before = (size_t)(GUARD_ELEMS + b->offset) * b->es, after = (size_t)GUARD_ELEMS * b->es;
+    unsigned char *h = malloc(before > after ? before : after);
+    if (!h) tap_bail("out of host memory");
+    CUDA_CHECK(cudaMemcpy(h, b->base, before, cudaMemcpyDeviceToHost));
+    int ok = all_ff(h, before);
+    CUDA_CHECK(cudaMemcpy(h, (unsigned char *)b->ptr + (size_t)b->n * b->es, after, cudaMemcpyDeviceToHost));
+    ok = ok && all_ff(h, after);
+    free(h);
+    return ok;
+}
+
+err compare(const double *out, const double *ref, int64_t n)
+{
+    err e = {0, 0, 0};
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(out[i])) {
+            e.rel = INFINITY;
+            e.max_abs = INFINITY;
+            return e;
+        }
+        const double d = out[i] - ref[i];
+        num += d * d;
+        den += ref[i] * ref[i];
+        if (fabs(d) > e.max_abs) e.max_abs = fabs(d);
+        if (fabs(ref[i]) > e.ref_max) e.ref_max = fabs(ref[i]);
+    }
+    e.rel = den > 0 ? sqrt(num / den) : sqrt(num);
+    return e;
+}
+
+double tol_rel(kiln_dtype dtype)
+{
+    switch (dtype) {
+    case KILN_DTYPE_F32: return 2e-6;
+    case KILN_DTYPE_F16: return 1e-3;
+    case KILN_DTYPE_BF16: return 8e-3;
+    }
+    return 0;
+}

@@ -1,0 +1,69 @@
+/*
+ * half.h: f16 and bf16 on the host, in C, for tests and benchmarks: rounding
+ * to nearest even from float, and exact widening to float.
+ */
+#ifndef KILN_TESTS_HALF_H
+#define KILN_TESTS_HALF_H
+
+#include <stdint.h>
+#include <string.h>
+
+static inline uint32_t f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static inline float bits_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static inline uint16_t f32_to_bf16(float f)
+{
+    uint32_t u = f32_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+static inline float bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
+
+static inline uint16_t f32_to_f16(float f)
+{
+    uint32_t u = f32_bits(f);
+    uint32_t sign = (u >> 16) & 0x8000u;
+    uint32_t a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);           /* NaN */
+    if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);          /* rounds to inf */
+    if (a < 0x38800000u) {                                            /* subnormal or zero */
+        float m = bits_f32(a) * 16777216.0f;                          /* × 2^24: units of 2^-24 */
+        uint32_t q = (uint32_t)m;
+        float rem = m - (float)q;
+        if (rem > 0.5f || (rem == 0.5f && (q & 1u))) q++;
+        return (uint16_t)(sign | q);
+    }
+    uint32_t e = ((a >> 23) - 112u) << 10;
+    uint32_t mant = a & 0x7fffffu;
+    uint32_t h = e | (mant >> 13);
+    uint32_t rest = mant & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) h++;
+    return (uint16_t)(sign | h);
+}
+
+static inline float f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    if (e == 0) {
+        float v = (float)m / 16777216.0f;
+        return sign ? -v : v;
+    }
+    if (e == 31) return bits_f32(sign | 0x7f800000u | (m << 13));
+    return bits_f32(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+#endif /* KILN_TESTS_HALF_H */

@@ -1,0 +1,250 @@
+/*
+ * runtime_test.c: the runtime's CPU cases, which run with or without a GPU:
+ * selection over a fake table and fake devices, the generated table itself,
+ * forcing by name, every argument check of the elementwise entry points (each
+ * must fail before any CUDA call, with its status and a message naming the
+ * argument), the status strings, and the references against known values.
+ *
+ *   bazel test //tests:runtime_test
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/kiln.h"
+#include "runtime/variant.h"
+#include "tests/half.h"
+#include "tests/ref_elementwise.h"
+#include "tests/tap.h"
+
+/* ---- selection over a fake table ---- */
+
+#define V(name, arch, sass, ptx) {name, KILN_OP_ELEMENTWISE_FWD, KILN_DTYPE_F16, 0, KILN_ACT_RELU, arch, sass, ptx, 256, 0, NULL, NULL}
+
+static const kiln_variant fake[] = {
+    V("v70", 70, 0, 75), /* Volta built by CUDA 13: compute_75 PTX only */
+    V("v75", 75, 75, 75),
+    V("v80", 80, 80, 80),
+    V("v86", 86, 86, 86),
+    V("v89", 89, 89, 89),
+    V("v90", 90, 90, 90),
+    V("v90a", 90, 90, 0), /* arch-specific SASS, no PTX */
+    {"bf16_80", KILN_OP_ELEMENTWISE_FWD, KILN_DTYPE_BF16, 0, KILN_ACT_RELU, 80, 80, 80, 256, 0, NULL, NULL},
+    {"gated_80", KILN_OP_GATED_FWD, KILN_DTYPE_F16, 0, KILN_ACT_RELU, 80, 80, 80, 256, 0, NULL, NULL},
+};
+static const int nfake = (int)(sizeof fake / sizeof fake[0]);
+
+static const char *pick(int cc, const kiln_variant_key *key, const char *forced, kiln_status *st)
+{
+    kiln_device_caps caps = {cc, 100};
+    *st = KILN_STATUS_SUCCESS;
+    const kiln_variant *v = kiln_select_from(fake, nfake, key, &caps, forced, st);
+    return v ? v->name : "(none)";
+}
+
+static void test_selection(void)
+{
+    const kiln_variant_key relu16 = {KILN_OP_ELEMENTWISE_FWD, KILN_DTYPE_F16, 0, KILN_ACT_RELU};
+    static const struct {
+        int cc;
+        const char *want;
+    } cases[] = {
+        {75, "v75"}, {80, "v80"}, {86, "v86"}, {87, "v86"}, {89, "v89"}, {90, "v90"},
+        {100, "v90"}, /* a newer GPU runs the newest PTX */
+        {120, "v90"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kiln_status st;
+        const char *got = pick(cases[i].cc, &relu16, NULL, &st);
+        tap_ok(strcmp(got, cases[i].want) == 0 && st == KILN_STATUS_SUCCESS, "sm_%d selects %s (got %s)",
+               cases[i].cc, cases[i].want, got);
+    }
+    kiln_status st;
+    const char *got = pick(70, &relu16, NULL, &st);
+    tap_ok(st == KILN_STATUS_ARCH_MISMATCH && strstr(kiln_last_error(), "CUDA 12") != NULL,
+           "a real sm_70 cannot run compute_75 PTX: ARCH_MISMATCH naming CUDA 12 (got %s: %s)", got, kiln_last_error());
+    got = pick(90, &relu16, "v90a", &st);
+    tap_ok(st == KILN_STATUS_SUCCESS && strcmp(got, "v90a") == 0, "sm_90a SASS can be forced on sm_90");
+    got = pick(89, &relu16, "v90a", &st);
+    tap_ok(st == KILN_STATUS_ARCH_MISMATCH, "sm_90a SASS is refused on sm_89 (%s)", kiln_last_error());
+    got = pick(100, &relu16, "v90a", &st);
+    tap_ok(st == KILN_STATUS_ARCH_MISMATCH, "sm_90a SASS is refused on sm_100 (%s)", kiln_last_error());
+    got = pick(90, &relu16, "v75", &st);
+    tap_ok(st == KILN_STATUS_SUCCESS && strcmp(got, "v75") == 0, "an older variant can be forced (PTX on sm_90)");
+    got = pick(80, &relu16, "v86", &st);
+    tap_ok(st == KILN_STATUS_ARCH_MISMATCH, "sm_86 code is refused on sm_80 (%s)", kiln_last_error());
+    got = pick(90, &relu16, "bf16_80", &st);
+    tap_ok(st == KILN_STATUS_NOT_SUPPORTED && strstr(kiln_last_error(), "bf16") != NULL,
+           "forcing a variant of another dtype fails, no fallback (%s)", kiln_last_error());
+    got = pick(90, &relu16, "gated_80", &st);
+    tap_ok(st == KILN_STATUS_SUCCESS && strcmp(got, "v90") == 0, "a variant forced for another op leaves this one to selection");
+    const kiln_variant_key bf16 = {KILN_OP_ELEMENTWISE_FWD, KILN_DTYPE_BF16, 0, KILN_ACT_RELU};
+    got = pick(75, &bf16, NULL, &st);
+    tap_ok(st == KILN_STATUS_ARCH_MISMATCH, "bf16 on sm_75: ARCH_MISMATCH (%s)", kiln_last_error());
+    const kiln_variant_key silu = {KILN_OP_ELEMENTWISE_FWD, KILN_DTYPE_F16, 0, KILN_ACT_SILU};
+    got = pick(90, &silu, NULL, &st);
+    tap_ok(st == KILN_STATUS_NOT_SUPPORTED, "a key not in the table: NOT_SUPPORTED (%s)", kiln_last_error());
+}
+
+/* ---- the generated table ---- */
+
+static void test_table(void)
+{
+    int bad = 0, ops[4] = {0, 0, 0, 0};
+    for (int i = 0; i < kiln_variant_table_size; i++) {
+        const kiln_variant *v = &kiln_variant_table[i];
+        if (v->op >= 0 && v->op < 4) ops[v->op]++;
+        /* Each variant runs on the arch it was written for, unless the
+         * toolkit could not target it (then it says so with PTX > arch). */
+        const int runs = kiln_variant_runs_on(v, v->arch);
+        if (!(runs || (v->sass_arch == 0 && v->ptx_arch > v->arch)) || v->launch == NULL || v->attributes == NULL ||
+            (v->dtype == KILN_DTYPE_BF16 && v->arch < 80)) {
+            tap_diag("bad record %s", v->name);
+            bad++;
+        }
+        for (int j = 0; j < i; j++)
+            if (strcmp(kiln_variant_table[j].name, v->name) == 0) bad++;
+    }
+    tap_ok(kiln_variant_table_size > 0 && bad == 0, "the table's %d records are sound and unique", kiln_variant_table_size);
+    tap_ok(ops[0] && ops[1] && ops[2] && ops[3], "the table has every elementwise op (%d/%d/%d/%d)", ops[0], ops[1],
+           ops[2], ops[3]);
+    kiln_variant_info info;
+    tap_ok(kiln_variant_get(kiln_variant_count(), &info) == KILN_STATUS_INVALID_VALUE, "kiln_variant_get past the end");
+    tap_ok(kiln_force_variant("no_such_variant") == KILN_STATUS_VARIANT_NOT_FOUND &&
+               strstr(kiln_last_error(), "no_such_variant") != NULL,
+           "forcing an unknown name: VARIANT_NOT_FOUND (%s)", kiln_last_error());
+    tap_ok(kiln_variant_get(0, &info) == KILN_STATUS_SUCCESS && kiln_force_variant(info.name) == KILN_STATUS_SUCCESS &&
+               kiln_force_variant(NULL) == KILN_STATUS_SUCCESS,
+           "forcing a listed name and clearing it");
+}
+
+/* ---- argument checks ---- */
+
+static void expect(kiln_status got, kiln_status want, const char *needle, const char *what)
+{
+    const char *msg = kiln_last_error();
+    tap_ok(got == want && strstr(msg, needle) != NULL, "%s: %s (message: %s)", what, kiln_status_string(want), msg);
+}
+
+static void test_validation(void)
+{
+    /* Fake device addresses: never dereferenced, the checks come first. */
+    void *a = (void *)(uintptr_t)0x1000000, *b = (void *)(uintptr_t)0x2000000, *c = (void *)(uintptr_t)0x3000000;
+    void *odd = (void *)(uintptr_t)0x4000001, *ws = (void *)(uintptr_t)0x5000000;
+    const kiln_dtype h = KILN_DTYPE_F16;
+    const kiln_activation g = KILN_ACT_GELU_TANH;
+
+    expect(kiln_elementwise_fwd(h, g, 4, 8, NULL, 1, NULL, b, NULL), KILN_STATUS_INVALID_VALUE, "x is NULL", "fwd x NULL");
+    expect(kiln_elementwise_fwd(h, g, 4, 8, a, 1, NULL, NULL, NULL), KILN_STATUS_INVALID_VALUE, "y is NULL", "fwd y NULL");
+    expect(kiln_elementwise_fwd(h, g, 0, 8, a, 1, NULL, b, NULL), KILN_STATUS_INVALID_VALUE, "rows is 0", "fwd rows 0");
+    expect(kiln_elementwise_fwd(h, g, 4, -3, a, 1, NULL, b, NULL), KILN_STATUS_INVALID_VALUE, "cols is -3", "fwd cols negative");
+    expect(kiln_elementwise_fwd(h, g, INT64_MAX / 2, 1 << 20, a, 1, NULL, b, NULL), KILN_STATUS_INVALID_VALUE, "overflows",
+           "fwd rows × cols overflow");
+    expect(kiln_elementwise_fwd(h, g, 4, 8, odd, 1, NULL, b, NULL), KILN_STATUS_MISALIGNED, "x = ", "fwd x misaligned");
+    expect(kiln_elementwise_fwd(h, g, 4, 8, a, 1, odd, b, NULL), KILN_STATUS_MISALIGNED, "bias", "fwd bias misaligned");
+    expect(kiln_elementwise_fwd(KILN_DTYPE_F32, g, 4, 8, a, 1, NULL, (char *)b + 2, NULL), KILN_STATUS_MISALIGNED,
+           "aligned to 4", "fwd f32 y on a 2-byte boundary");
+    expect(kiln_elementwise_fwd((kiln_dtype)7, g, 4, 8, a, 1, NULL, b, NULL), KILN_STATUS_NOT_SUPPORTED, "dtype 7",
+           "fwd unknown dtype");
+    expect(kiln_elementwise_fwd(h, (kiln_activation)9, 4, 8, a, 1, NULL, b, NULL), KILN_STATUS_NOT_SUPPORTED, "act 9",
+           "fwd unknown activation");
+    expect(kiln_elementwise_fwd(h, g, 4, 8, a, NAN, NULL, b, NULL), KILN_STATUS_INVALID_VALUE, "scale", "fwd NaN scale");
+    expect(kiln_elementwise_fwd(h, g, 4, 8, a, 1, NULL, (char *)a + 8, NULL), KILN_STATUS_INVALID_VALUE, "overlaps",
+           "fwd y overlapping x partly");
+    expect(kiln_elementwise_fwd(h, g, 4, 8, a, 1, (char *)b + 4, b, NULL), KILN_STATUS_INVALID_VALUE, "bias",
+           "fwd y overlapping bias");
+
+    size_t need = 0;
+    tap_ok(kiln_elementwise_bwd_workspace_size(h, 1000, 64, 1, &need) == KILN_STATUS_SUCCESS && need == 16 * 64 * 4,
+           "bwd workspace for 1000 × 64 with dbias is 16 chunks × 64 × 4 bytes (%zu)", need);
+    tap_ok(kiln_elementwise_bwd_workspace_size(h, 1000, 64, 0, &need) == KILN_STATUS_SUCCESS && need == 0,
+           "bwd workspace without dbias is 0");
+    expect(kiln_elementwise_bwd_workspace_size(h, 1000, 64, 1, NULL), KILN_STATUS_INVALID_VALUE, "bytes is NULL",
+           "workspace size without an out pointer");
+    expect(kiln_elementwise_bwd(h, g, 4, 8, a, b, 1, NULL, c, ws, NULL, 4096, NULL), KILN_STATUS_INVALID_VALUE,
+           "workspace is NULL", "bwd dbias without workspace");
+    expect(kiln_elementwise_bwd(h, g, 1000, 64, a, b, 1, NULL, c, ws, ws, 100, NULL), KILN_STATUS_WORKSPACE_TOO_SMALL,
+           "needs 4096", "bwd workspace too small");
+    expect(kiln_elementwise_bwd(h, g, 4, 8, NULL, b, 1, NULL, c, NULL, NULL, 0, NULL), KILN_STATUS_INVALID_VALUE,
+           "dy is NULL", "bwd dy NULL");
+    expect(kiln_elementwise_bwd(h, g, 4, 8, a, b, 1, NULL, c, odd, ws, 4096, NULL), KILN_STATUS_MISALIGNED, "dbias",
+           "bwd dbias misaligned");
+    expect(kiln_elementwise_bwd(h, g, 4, 8, a, b, 1, NULL, c, (char *)ws + 8, ws, 4096, NULL), KILN_STATUS_INVALID_VALUE,
+           "overlaps", "bwd workspace overlapping dbias");
+
+    expect(kiln_gated_fwd(h, KILN_ACT_SILU, 0, a, b, c, NULL), KILN_STATUS_INVALID_VALUE, "n is 0", "gated n 0");
+    expect(kiln_gated_fwd(h, KILN_ACT_SILU, (int64_t)1 << 41, a, b, c, NULL), KILN_STATUS_INVALID_VALUE, "at most",
+           "gated n too large");
+    expect(kiln_gated_fwd(h, KILN_ACT_SILU, 16, a, NULL, c, NULL), KILN_STATUS_INVALID_VALUE, "up is NULL", "gated up NULL");
+    expect(kiln_gated_fwd(h, KILN_ACT_SILU, 16, a, odd, c, NULL), KILN_STATUS_MISALIGNED, "up", "gated up misaligned");
+    expect(kiln_gated_bwd(h, KILN_ACT_SILU, 16, a, b, c, ws, (char *)ws + 2, NULL), KILN_STATUS_INVALID_VALUE,
+           "dgate overlaps dup", "gated bwd outputs overlapping");
+    expect(kiln_gated_bwd(h, KILN_ACT_SILU, 16, a, b, c, ws, NULL, NULL), KILN_STATUS_INVALID_VALUE, "dup is NULL",
+           "gated bwd dup NULL");
+}
+
+static void test_strings(void)
+{
+    int ok = 1;
+    for (int s = KILN_STATUS_SUCCESS; s <= KILN_STATUS_NO_DEVICE; s++)
+        ok = ok && strncmp(kiln_status_string((kiln_status)s), "KILN_STATUS_", 12) == 0 &&
+             strstr(kiln_status_string((kiln_status)s), "UNKNOWN") == NULL;
+    tap_ok(ok, "every status has its string");
+    tap_ok(strstr(kiln_status_string((kiln_status)99), "UNKNOWN") != NULL, "an unknown status says so");
+    tap_ok(strcmp(kiln_dtype_name(KILN_DTYPE_BF16), "bf16") == 0 && strcmp(kiln_activation_name(KILN_ACT_SILU), "silu") == 0 &&
+               strcmp(kiln_op_name(KILN_OP_GATED_BWD), "gated_bwd") == 0,
+           "enum names");
+}
+
+/* ---- references ---- */
+
+static void test_references(void)
+{
+    static const struct {
+        kiln_activation act;
+        double u, f;
+    } known[] = {
+        {KILN_ACT_GELU_ERF, 1.0, 0.8413447460685429},
+        {KILN_ACT_GELU_TANH, 1.0, 0.8411919906082768},
+        {KILN_ACT_SILU, 1.0, 0.7310585786300049},
+        {KILN_ACT_SILU, -2.0, -0.2384058440442351},
+        {KILN_ACT_RELU, -0.5, 0.0},
+        {KILN_ACT_NONE, -0.5, -0.5},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        tap_ok(fabs(ref_act(known[i].act, known[i].u) - known[i].f) < 1e-12, "ref %s(%g) = %.10f",
+               kiln_activation_name(known[i].act), known[i].u, known[i].f);
+    for (int a = KILN_ACT_NONE; a <= KILN_ACT_SILU; a++) {
+        double worst = 0;
+        for (double u = -5.03; u < 5; u += 0.173) {
+            const double h = 1e-6, fd = (ref_act((kiln_activation)a, u + h) - ref_act((kiln_activation)a, u - h)) / (2 * h);
+            const double d = fabs(fd - ref_act_grad((kiln_activation)a, u));
+            if (d > worst) worst = d;
+        }
+        tap_ok(worst < 1e-6, "ref %s' matches central differences (worst %.1e)", kiln_activation_name((kiln_activation)a), worst);
+    }
+    int ok = 1;
+    for (uint32_t b = 0; b < 0x10000u; b++) {
+        const uint16_t h = (uint16_t)b;
+        const float f = f16_to_f32(h);
+        if (f == f && f32_to_f16(f) != h) ok = 0;
+        const float g = bf16_to_f32(h);
+        if (g == g && f32_to_bf16(g) != h) ok = 0;
+    }
+    tap_ok(ok, "f16 and bf16 round-trip every non-NaN bit pattern");
+    tap_ok(f32_to_f16(1.0f + 1.0f / 2048) == 0x3c00 && f32_to_f16(1.0f + 3.0f / 2048) == 0x3c02 &&
+               f32_to_bf16(1.0f + 1.0f / 256) == 0x3f80 && f32_to_bf16(1.0f + 3.0f / 256) == 0x3f82,
+           "f16 and bf16 round half to even");
+}
+
+int main(void)
+{
+    tap_plan_late();
+    test_selection();
+    test_table();
+    test_validation();
+    test_strings();
+    test_references();
+    return tap_done();
+}
