@@ -28,7 +28,7 @@ cc_library(
     includes = ["include"],
 )
 
-# Static CUDA runtime: what cuda_library targets link by default.
+# Static CUDA runtime: what the kernels link.
 cc_library(
     name = "cudart_static",
     srcs = ["lib64/libcudart_static.a"],

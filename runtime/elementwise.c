@@ -17,10 +17,12 @@ static int64_t dbias_chunks(int64_t rows)
     return (rows + chunk_rows - 1) / chunk_rows;
 }
 
-/* The shape checks shared by the elementwise entries: sizes positive, the
- * element count and the byte count representable. */
-static kiln_status check_rows_cols(const char *fn, int64_t rows, int64_t cols)
+/* The checks shared by the elementwise entries: dtype and activation known,
+ * sizes positive, the element count representable. */
+static kiln_status check_call(const char *fn, kiln_dtype dtype, kiln_activation act, int64_t rows, int64_t cols)
 {
+    kiln_status st;
+    if ((st = kiln_check_dtype(fn, dtype)) || (st = kiln_check_act(fn, act))) return st;
     if (rows <= 0) return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: rows is %lld; it must be at least 1", fn, (long long)rows);
     if (cols <= 0) return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: cols is %lld; it must be at least 1", fn, (long long)cols);
     if (cols > (int64_t)1 << 36)
@@ -37,9 +39,7 @@ kiln_status kiln_elementwise_fwd(kiln_dtype dtype, kiln_activation act, int64_t 
     static const char fn[] = "kiln_elementwise_fwd";
     kiln_clear_error();
     kiln_status st;
-    if ((st = kiln_check_dtype(fn, dtype)) || (st = kiln_check_act(fn, act)) ||
-        (st = check_rows_cols(fn, rows, cols)))
-        return st;
+    if ((st = check_call(fn, dtype, act, rows, cols))) return st;
     const size_t es = kiln_dtype_size(dtype);
     const size_t bytes = (size_t)(rows * cols) * es;
     if ((st = kiln_check_ptr(fn, "x", x, es, 0)) || (st = kiln_check_ptr(fn, "bias", bias, es, 1)) ||
@@ -59,7 +59,7 @@ kiln_status kiln_elementwise_bwd_workspace_size(kiln_dtype dtype, int64_t rows, 
     kiln_clear_error();
     kiln_status st;
     if (bytes == NULL) return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: bytes is NULL", fn);
-    if ((st = kiln_check_dtype(fn, dtype)) || (st = check_rows_cols(fn, rows, cols))) return st;
+    if ((st = check_call(fn, dtype, KILN_ACT_NONE, rows, cols))) return st;
     *bytes = want_dbias ? (size_t)dbias_chunks(rows) * (size_t)cols * sizeof(float) : 0;
     return KILN_STATUS_SUCCESS;
 }
@@ -71,9 +71,7 @@ kiln_status kiln_elementwise_bwd(kiln_dtype dtype, kiln_activation act, int64_t 
     static const char fn[] = "kiln_elementwise_bwd";
     kiln_clear_error();
     kiln_status st;
-    if ((st = kiln_check_dtype(fn, dtype)) || (st = kiln_check_act(fn, act)) ||
-        (st = check_rows_cols(fn, rows, cols)))
-        return st;
+    if ((st = check_call(fn, dtype, act, rows, cols))) return st;
     const size_t es = kiln_dtype_size(dtype);
     const size_t bytes = (size_t)(rows * cols) * es;
     const size_t bias_bytes = (size_t)cols * es;
@@ -105,8 +103,10 @@ kiln_status kiln_elementwise_bwd(kiln_dtype dtype, kiln_activation act, int64_t 
     return kiln_dispatch(&key, &a, stream);
 }
 
-static kiln_status check_n(const char *fn, int64_t n)
+static kiln_status check_gated(const char *fn, kiln_dtype dtype, kiln_activation act, int64_t n)
 {
+    kiln_status st;
+    if ((st = kiln_check_dtype(fn, dtype)) || (st = kiln_check_act(fn, act))) return st;
     if (n <= 0) return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: n is %lld; it must be at least 1", fn, (long long)n);
     if (n > KILN_MAX_ELEMENTS)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: n is %lld; at most %lld elements are supported", fn,
@@ -120,7 +120,7 @@ kiln_status kiln_gated_fwd(kiln_dtype dtype, kiln_activation act, int64_t n, con
     static const char fn[] = "kiln_gated_fwd";
     kiln_clear_error();
     kiln_status st;
-    if ((st = kiln_check_dtype(fn, dtype)) || (st = kiln_check_act(fn, act)) || (st = check_n(fn, n))) return st;
+    if ((st = check_gated(fn, dtype, act, n))) return st;
     const size_t es = kiln_dtype_size(dtype);
     const size_t bytes = (size_t)n * es;
     if ((st = kiln_check_ptr(fn, "gate", gate, es, 0)) || (st = kiln_check_ptr(fn, "up", up, es, 0)) ||
@@ -139,7 +139,7 @@ kiln_status kiln_gated_bwd(kiln_dtype dtype, kiln_activation act, int64_t n, con
     static const char fn[] = "kiln_gated_bwd";
     kiln_clear_error();
     kiln_status st;
-    if ((st = kiln_check_dtype(fn, dtype)) || (st = kiln_check_act(fn, act)) || (st = check_n(fn, n))) return st;
+    if ((st = check_gated(fn, dtype, act, n))) return st;
     const size_t es = kiln_dtype_size(dtype);
     const size_t bytes = (size_t)n * es;
     if ((st = kiln_check_ptr(fn, "dy", dy, es, 0)) || (st = kiln_check_ptr(fn, "gate", gate, es, 0)) ||

@@ -146,7 +146,9 @@ kiln_status kiln_current_device_caps(kiln_device_caps *caps)
         if ((e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev)) != cudaSuccess ||
             (e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev)) != cudaSuccess ||
             (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
-            return kiln_fail(KILN_STATUS_CUDA_ERROR, "cudaDeviceGetAttribute(device %d): %s", dev, cudaGetErrorString(e));
+            return kiln_fail(e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ? KILN_STATUS_NO_DEVICE
+                                                                                         : KILN_STATUS_CUDA_ERROR,
+                             "cudaDeviceGetAttribute(device %d): %s", dev, cudaGetErrorString(e));
         __atomic_store_n(&caps_sms[dev], sms, __ATOMIC_RELAXED);
         cc = major * 10 + minor;
         __atomic_store_n(&caps_cc[dev], cc, __ATOMIC_RELEASE);

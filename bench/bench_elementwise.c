@@ -1,0 +1,286 @@
+/*
+ * bench_elementwise: bandwidth of the elementwise family, per op and variant.
+ *
+ *   bazel build //bench:bench_elementwise && bazel-bin/bench/bench_elementwise [--n N] [--iters K] [--all-archs]
+ *
+ * Method (docs/elementwise.md): CUDA events around each run, 5 warm-up runs,
+ * the median of --iters timed runs; inputs rotate over enough buffer sets
+ * that each run reads data not in L2 (the set count is derived from the L2
+ * size); bytes are each input read once and each output written once. The
+ * copy ceiling is measured here too (cudaMemcpyAsync device to device, read
+ * + write), and every figure is also given as a fraction of it. Each variant
+ * is checked against the double reference on a sample before it is timed.
+ * Output: a table, then one `BENCH key=value ...` line per measurement.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "runtime/kiln.h"
+#include "runtime/variant.h"
+#include "tests/half.h"
+#include "tests/ref_elementwise.h"
+
+#define CHECK(call)                                                                                  \
+    do {                                                                                             \
+        cudaError_t e_ = (call);                                                                     \
+        if (e_ != cudaSuccess) {                                                                     \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));   \
+            exit(1);                                                                                 \
+        }                                                                                            \
+    } while (0)
+
+#define KCHECK(call)                                                                                 \
+    do {                                                                                             \
+        kiln_status s_ = (call);                                                                     \
+        if (s_ != KILN_STATUS_SUCCESS) {                                                             \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, kiln_last_error());        \
+            exit(1);                                                                                 \
+        }                                                                                            \
+    } while (0)
+
+static int cmp_float(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct bench_case {
+    const char *label;
+    kiln_op op;
+    kiln_activation act;
+    int bias; /* elementwise: a bias over cols; bwd: also dbias */
+} bench_case;
+
+static const bench_case cases[] = {
+    {"bias+gelu_tanh", KILN_OP_ELEMENTWISE_FWD, KILN_ACT_GELU_TANH, 1},
+    {"bias+gelu_erf", KILN_OP_ELEMENTWISE_FWD, KILN_ACT_GELU_ERF, 1},
+    {"bias+silu", KILN_OP_ELEMENTWISE_FWD, KILN_ACT_SILU, 1},
+    {"bias+relu", KILN_OP_ELEMENTWISE_FWD, KILN_ACT_RELU, 1},
+    {"swiglu", KILN_OP_GATED_FWD, KILN_ACT_SILU, 0},
+    {"geglu_tanh", KILN_OP_GATED_FWD, KILN_ACT_GELU_TANH, 0},
+    {"bias+gelu_tanh bwd+dbias", KILN_OP_ELEMENTWISE_BWD, KILN_ACT_GELU_TANH, 1},
+    {"swiglu bwd", KILN_OP_GATED_BWD, KILN_ACT_SILU, 0},
+};
+
+typedef struct bufset {
+    void *t[5]; /* op tensors: inputs then outputs */
+    void *bias, *dbias, *ws;
+} bufset;
+
+static int n_in(kiln_op op) { return op == KILN_OP_ELEMENTWISE_FWD ? 1 : op == KILN_OP_GATED_BWD ? 3 : 2; }
+static int n_out(kiln_op op) { return op == KILN_OP_GATED_BWD ? 2 : 1; }
+
+static kiln_status run(const bench_case *c, kiln_dtype dt, int64_t rows, int64_t cols, const bufset *b, size_t ws_bytes)
+{
+    const int64_t n = rows * cols;
+    switch (c->op) {
+    case KILN_OP_ELEMENTWISE_FWD:
+        return kiln_elementwise_fwd(dt, c->act, rows, cols, b->t[0], 1.0f, c->bias ? b->bias : NULL, b->t[1], NULL);
+    case KILN_OP_ELEMENTWISE_BWD:
+        return kiln_elementwise_bwd(dt, c->act, rows, cols, b->t[0], b->t[1], 1.0f, c->bias ? b->bias : NULL, b->t[2],
+                                    c->bias ? b->dbias : NULL, b->ws, ws_bytes, NULL);
+    case KILN_OP_GATED_FWD: return kiln_gated_fwd(dt, c->act, n, b->t[0], b->t[1], b->t[2], NULL);
+    case KILN_OP_GATED_BWD: return kiln_gated_bwd(dt, c->act, n, b->t[0], b->t[1], b->t[2], b->t[3], b->t[4], NULL);
+    }
+    return KILN_STATUS_NOT_SUPPORTED;
+}
+
+/* Median time in ms of `iters` runs rotating over `nsets` buffer sets. */
+static float time_case(const bench_case *c, kiln_dtype dt, int64_t rows, int64_t cols, bufset *sets, int nsets,
+                       size_t ws_bytes, int iters)
+{
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    for (int i = 0; i < 5; i++) KCHECK(run(c, dt, rows, cols, &sets[i % nsets], ws_bytes));
+    float *ms = malloc(sizeof(float) * (size_t)iters);
+    for (int i = 0; i < iters; i++) {
+        CHECK(cudaEventRecord(e0, NULL));
+        KCHECK(run(c, dt, rows, cols, &sets[i % nsets], ws_bytes));
+        CHECK(cudaEventRecord(e1, NULL));
+        CHECK(cudaEventSynchronize(e1));
+        CHECK(cudaGetLastError());
+        CHECK(cudaEventElapsedTime(&ms[i], e0, e1));
+    }
+    qsort(ms, (size_t)iters, sizeof(float), cmp_float);
+    const float med = ms[iters / 2];
+    free(ms);
+    CHECK(cudaEventDestroy(e0));
+    CHECK(cudaEventDestroy(e1));
+    return med;
+}
+
+static double copy_ceiling(size_t bytes, int iters)
+{
+    void *a, *b;
+    CHECK(cudaMalloc(&a, bytes));
+    CHECK(cudaMalloc(&b, bytes));
+    CHECK(cudaMemset(a, 1, bytes));
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    float *ms = malloc(sizeof(float) * (size_t)iters);
+    for (int i = 0; i < 3; i++) CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, NULL));
+    for (int i = 0; i < iters; i++) {
+        CHECK(cudaEventRecord(e0, NULL));
+        CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, NULL));
+        CHECK(cudaEventRecord(e1, NULL));
+        CHECK(cudaEventSynchronize(e1));
+        CHECK(cudaEventElapsedTime(&ms[i], e0, e1));
+    }
+    qsort(ms, (size_t)iters, sizeof(float), cmp_float);
+    const double gbs = 2.0 * (double)bytes / (ms[iters / 2] * 1e-3) / 1e9;
+    free(ms);
+    CHECK(cudaFree(a));
+    CHECK(cudaFree(b));
+    return gbs;
+}
+
+static void fill_random(void *dev, int64_t n, kiln_dtype dt, uint64_t seed, double lo, double hi)
+{
+    const size_t es = dt == KILN_DTYPE_F32 ? 4 : 2;
+    unsigned char *h = malloc((size_t)n * es);
+    uint64_t s = seed;
+    for (int64_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        const float v = (float)(lo + (hi - lo) * (double)(s >> 11) / 9007199254740992.0);
+        if (dt == KILN_DTYPE_F32) memcpy(h + i * 4, &v, 4);
+        else {
+            const uint16_t q = dt == KILN_DTYPE_F16 ? f32_to_f16(v) : f32_to_bf16(v);
+            memcpy(h + i * 2, &q, 2);
+        }
+    }
+    CHECK(cudaMemcpy(dev, h, (size_t)n * es, cudaMemcpyHostToDevice));
+    free(h);
+}
+
+static double load(const unsigned char *h, int64_t i, kiln_dtype dt)
+{
+    if (dt == KILN_DTYPE_F32) {
+        float f;
+        memcpy(&f, h + i * 4, 4);
+        return f;
+    }
+    uint16_t q;
+    memcpy(&q, h + i * 2, 2);
+    return dt == KILN_DTYPE_F16 ? f16_to_f32(q) : bf16_to_f32(q);
+}
+
+/* Relative error of the first output against the reference on the first
+ * `sample` elements (whole rows), from the buffers of set 0. */
+static double check_sample(const bench_case *c, kiln_dtype dt, int64_t cols, const bufset *b, int64_t sample)
+{
+    const size_t es = dt == KILN_DTYPE_F32 ? 4 : 2;
+    const int nin = n_in(c->op);
+    unsigned char *h[4];
+    for (int k = 0; k <= nin; k++) {
+        h[k] = malloc((size_t)sample * es);
+        CHECK(cudaMemcpy(h[k], b->t[k], (size_t)sample * es, cudaMemcpyDeviceToHost));
+    }
+    unsigned char *hb = malloc((size_t)cols * es);
+    CHECK(cudaMemcpy(hb, b->bias, (size_t)cols * es, cudaMemcpyDeviceToHost));
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < sample; i++) {
+        const double bias = c->bias ? load(hb, i % cols, dt) : 0, a = load(h[0], i, dt);
+        double ref;
+        switch (c->op) {
+        case KILN_OP_ELEMENTWISE_FWD: ref = ref_act(c->act, a + bias); break;
+        case KILN_OP_ELEMENTWISE_BWD: ref = a * ref_act_grad(c->act, load(h[1], i, dt) + bias); break;
+        case KILN_OP_GATED_FWD: ref = ref_act(c->act, a) * load(h[1], i, dt); break;
+        default: ref = a * load(h[2], i, dt) * ref_act_grad(c->act, load(h[1], i, dt)); break;
+        }
+        const double got = load(h[nin], i, dt);
+        num += (got - ref) * (got - ref);
+        den += ref * ref;
+    }
+    for (int k = 0; k <= nin; k++) free(h[k]);
+    free(hb);
+    return isfinite(num) ? sqrt(num / den) : INFINITY;
+}
+
+int main(int argc, char **argv)
+{
+    int64_t n = (int64_t)64 << 20, cols = 4096;
+    int iters = 50, all_archs = 0;
+    kiln_dtype dt = KILN_DTYPE_BF16;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--n") && i + 1 < argc) n = strtoll(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--cols") && i + 1 < argc) cols = strtoll(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--f16")) dt = KILN_DTYPE_F16;
+        else if (!strcmp(argv[i], "--f32")) dt = KILN_DTYPE_F32;
+        else if (!strcmp(argv[i], "--all-archs")) all_archs = 1;
+        else {
+            fprintf(stderr, "usage: %s [--n N] [--cols C] [--iters K] [--f16|--f32] [--all-archs]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (n % cols) {
+        fprintf(stderr, "--n must be a multiple of --cols\n");
+        return 2;
+    }
+    const int64_t rows = n / cols;
+    struct cudaDeviceProp prop;
+    CHECK(cudaGetDeviceProperties(&prop, 0));
+    const int cc = prop.major * 10 + prop.minor;
+    const size_t es = dt == KILN_DTYPE_F32 ? 4 : 2, bytes = (size_t)n * es;
+    const double copy = copy_ceiling(bytes, iters);
+    printf("device %s (sm_%d, %d SMs, L2 %d MB); %s, %lld elements (%lld x %lld); copy ceiling %.0f GB/s\n", prop.name,
+           cc, prop.multiProcessorCount, prop.l2CacheSize >> 20, kiln_dtype_name(dt), (long long)n, (long long)rows,
+           (long long)cols, copy);
+    printf("BENCH op=copy dtype=%s n=%lld GBps=%.1f device=\"%s\"\n", kiln_dtype_name(dt), (long long)n, copy, prop.name);
+
+    /* Enough sets that one run's inputs are not in L2 from the run before. */
+    const int nsets = bytes >= 2 * (size_t)prop.l2CacheSize ? 2 : (int)(4 * (size_t)prop.l2CacheSize / bytes) + 2;
+    size_t ws_bytes = 0;
+    KCHECK(kiln_elementwise_bwd_workspace_size(dt, rows, cols, 1, &ws_bytes));
+    bufset *sets = calloc((size_t)nsets, sizeof(bufset));
+    for (int s = 0; s < nsets; s++) {
+        for (int k = 0; k < 5; k++) {
+            CHECK(cudaMalloc(&sets[s].t[k], bytes));
+            fill_random(sets[s].t[k], n, dt, 1000u * (uint64_t)s + (uint64_t)k + 1, -3, 3);
+        }
+        CHECK(cudaMalloc(&sets[s].bias, (size_t)cols * es));
+        CHECK(cudaMalloc(&sets[s].dbias, (size_t)cols * es));
+        CHECK(cudaMalloc(&sets[s].ws, ws_bytes));
+        fill_random(sets[s].bias, cols, dt, 77u + (uint64_t)s, -1, 1);
+    }
+
+    printf("%-26s %-44s %9s %9s %7s %9s\n", "op", "variant", "ms", "GB/s", "copy", "rel_err");
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const bench_case *c = &cases[ci];
+        const double moved = (double)(n_in(c->op) + n_out(c->op)) * (double)bytes +
+                             (c->bias ? (c->op == KILN_OP_ELEMENTWISE_BWD ? 2.0 : 1.0) * (double)cols * (double)es : 0);
+        for (int i = -1; i < kiln_variant_count(); i++) {
+            kiln_variant_info v;
+            if (i >= 0) {
+                KCHECK(kiln_variant_get(i, &v));
+                if (!all_archs || v.op != c->op || v.act != c->act || v.dtype != dt ||
+                    !kiln_variant_runs_on(&kiln_variant_table[i], cc))
+                    continue;
+                KCHECK(kiln_force_variant(v.name));
+            }
+            const float ms = time_case(c, dt, rows, cols, sets, nsets, ws_bytes, iters);
+            const double err = check_sample(c, dt, cols, &sets[(iters - 1) % nsets], cols * 64 < n ? cols * 64 : n);
+            const double gbs = moved / (ms * 1e-3) / 1e9;
+            const char *name = kiln_last_variant();
+            printf("%-26s %-44s %9.4f %9.1f %6.1f%% %9.2e%s\n", c->label, name, ms, gbs, 100 * gbs / copy, err,
+                   i < 0 ? " (selected)" : "");
+            printf("BENCH op=\"%s\" variant=%s selected=%d dtype=%s n=%lld cols=%lld ms=%.5f GBps=%.1f frac_copy=%.3f rel_err=%.2e\n",
+                   c->label, name, i < 0, kiln_dtype_name(dt), (long long)n, (long long)cols, ms, gbs, gbs / copy, err);
+            KCHECK(kiln_force_variant(NULL));
+        }
+    }
+    for (int s = 0; s < nsets; s++) {
+        for (int k = 0; k < 5; k++) CHECK(cudaFree(sets[s].t[k]));
+        CHECK(cudaFree(sets[s].bias));
+        CHECK(cudaFree(sets[s].dbias));
+        CHECK(cudaFree(sets[s].ws));
+    }
+    free(sets);
+    return 0;
+}

@@ -1,0 +1,44 @@
+#!/bin/bash
+# gpu_suite.sh: the GPU suite on a machine with a GPU and no Bazel.
+#
+# On the build machine:  bazel build //tests:all //bench:all //runtime:kiln_variants
+#                        tests/gpu_suite.sh --pack DIR      (copies the binaries, < 64 MiB)
+# On the GPU machine:    DIR/gpu_suite.sh [--sanitize] [FILTER]
+#
+# Runs every GPU test binary (TAP), then with --sanitize the elementwise sweep
+# under compute-sanitizer memcheck, racecheck, initcheck and synccheck (FILTER,
+# e.g. "_sm90", limits the variants the sanitizers run, as KILN_TEST_FILTER);
+# prints one line "N passed, N failed" counted from the TAP results.
+set -u
+if [ "${1:-}" = "--pack" ]; then
+  dir="${2:?usage: gpu_suite.sh --pack DIR}"
+  mkdir -p "$dir"
+  cp -f bazel-bin/tests/elementwise_test bazel-bin/tests/runtime_test bazel-bin/runtime/kiln_variants \
+        bazel-bin/bench/bench_elementwise bench/peers.py tests/gpu_suite.sh "$dir/"
+  du -sh "$dir"
+  exit 0
+fi
+here="$(cd "$(dirname "$0")" && pwd)"
+sanitize=0
+[ "${1:-}" = "--sanitize" ] && { sanitize=1; shift; }
+filter="${1:-}"
+log="$(mktemp)"
+status=0
+run() { echo "== $*"; "$@" 2>&1 | tee -a "$log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1; }
+run "$here/runtime_test"
+run "$here/elementwise_test"
+if [ "$sanitize" = 1 ]; then
+  for tool in memcheck racecheck initcheck synccheck; do
+    echo "== compute-sanitizer --tool $tool (KILN_TEST_FILTER=$filter)"
+    KILN_TEST_FILTER="$filter" compute-sanitizer --tool "$tool" --error-exitcode 99 "$here/elementwise_test" \
+      > "$log.$tool" 2>&1
+    rc=$?
+    grep -E "ERROR SUMMARY|^not ok|^# [0-9]+ (passed|of)" "$log.$tool"
+    cat "$log.$tool" >> "$log"
+    if [ "$rc" -ne 0 ]; then status=1; echo "not ok - compute-sanitizer $tool exit $rc"; fi
+  done
+fi
+passed=$(grep -cE '^ok ' "$log")
+failed=$(grep -cE '^not ok ' "$log")
+echo "$passed passed, $failed failed"
+exit $status
