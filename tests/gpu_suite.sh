@@ -5,10 +5,10 @@
 #                        tests/gpu_suite.sh --pack DIR      (copies the binaries, < 64 MiB)
 # On the GPU machine:    DIR/gpu_suite.sh [--sanitize] [FILTER]
 #
-# Runs every GPU test binary (TAP), then with --sanitize the elementwise sweep
-# under compute-sanitizer memcheck, racecheck, initcheck and synccheck (FILTER,
-# e.g. "_sm90", limits the variants the sanitizers run, as KILN_TEST_FILTER);
-# prints one line "N passed, N failed" counted from the TAP results.
+# Runs every test binary (TAP), then with --sanitize the elementwise sweep
+# under compute-sanitizer memcheck, racecheck, initcheck and synccheck; FILTER
+# (e.g. "_sm90") limits the variants swept, as KILN_TEST_FILTER does. Prints
+# one line "N passed, N failed" counted from the TAP results.
 set -u
 if [ "${1:-}" = "--pack" ]; then
   dir="${2:?usage: gpu_suite.sh --pack DIR}"
@@ -21,7 +21,7 @@ fi
 here="$(cd "$(dirname "$0")" && pwd)"
 sanitize=0
 [ "${1:-}" = "--sanitize" ] && { sanitize=1; shift; }
-filter="${1:-}"
+export KILN_TEST_FILTER="${1:-}"
 log="$(mktemp)"
 status=0
 run() { echo "== $*"; "$@" 2>&1 | tee -a "$log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1; }
@@ -29,8 +29,8 @@ run "$here/runtime_test"
 run "$here/elementwise_test"
 if [ "$sanitize" = 1 ]; then
   for tool in memcheck racecheck initcheck synccheck; do
-    echo "== compute-sanitizer --tool $tool (KILN_TEST_FILTER=$filter)"
-    KILN_TEST_FILTER="$filter" compute-sanitizer --tool "$tool" --error-exitcode 99 "$here/elementwise_test" \
+    echo "== compute-sanitizer --tool $tool (KILN_TEST_FILTER=$KILN_TEST_FILTER)"
+    compute-sanitizer --tool "$tool" --error-exitcode 99 "$here/elementwise_test" \
       > "$log.$tool" 2>&1
     rc=$?
     grep -E "ERROR SUMMARY|^not ok|^# [0-9]+ (passed|of)" "$log.$tool"
