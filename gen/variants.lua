@@ -65,8 +65,10 @@ space.families = {
         threads = 256,
         vec = 16 // v.dtype.bytes,
         unroll = 4,
-        -- dbias tiles: 32 lanes over columns × 8 rows of threads.
+        -- dbias tiles: 32 lanes over columns × 8 rows of threads, 8 rows
+        -- each: one 64-row chunk (KILN_EW_DBIAS_CHUNK_ROWS) per pass.
         dbias_tile_rows = 8,
+        dbias_rows_per_thread = 8,
         smem = 0,
       }
     end,

@@ -160,15 +160,14 @@ kiln_status kiln_current_device_caps(kiln_device_caps *caps)
 
 kiln_status kiln_dispatch(const kiln_variant_key *key, const void *args, kiln_stream stream)
 {
-    kiln_device_caps caps;
-    kiln_status st = kiln_current_device_caps(&caps);
-    if (st != KILN_STATUS_SUCCESS) return st;
     pthread_once(&env_once, read_env);
     const char *forced = forced_set ? forced_name : (env_forced[0] ? env_forced : NULL);
     if (forced != NULL && find(forced) == NULL)
         return kiln_fail(KILN_STATUS_VARIANT_NOT_FOUND, "%s '%s' is not in the table of %d variants",
                          forced_set ? "kiln_force_variant" : "KILN_VARIANT", forced, kiln_variant_table_size);
-    st = KILN_STATUS_SUCCESS;
+    kiln_device_caps caps;
+    kiln_status st = kiln_current_device_caps(&caps);
+    if (st != KILN_STATUS_SUCCESS) return st;
     const kiln_variant *v = kiln_select_from(kiln_variant_table, kiln_variant_table_size, key, &caps, forced, &st);
     if (v == NULL) return st;
     st = v->launch(args, stream);

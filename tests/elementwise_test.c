@@ -59,10 +59,9 @@ static int judge(const kiln_variant_info *v, const char *label, const dbuf *out,
         e = compare(got, ref, out->n);
         guards = dbuf_guards_intact(out);
     }
-    const double tol = tol_rel(v->dtype);
-    const int ok = ran && guards && e.rel <= tol && e.max_abs <= 4 * tol * (e.ref_max > 1 ? e.ref_max : 1);
-    tap_ok(ok, "%s %s: rel %.2e max_abs %.2e (tol %.0e)%s", v->name, label, e.rel, e.max_abs, tol,
-           guards ? "" : " WROTE OUTSIDE ITS OUTPUT");
+    const int ok = ran && guards && within_tolerance(e, v->dtype);
+    tap_ok(ok, "%s %s: rel %.2e max_abs %.2e (tol rel %.0e abs %.0e)%s", v->name, label, e.rel, e.max_abs,
+           tol_rel(v->dtype), tol_abs(v->dtype), guards ? "" : " WROTE OUTSIDE ITS OUTPUT");
     free(got);
     return ok;
 }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # gpu_suite.sh: the GPU suite on a machine with a GPU and no Bazel.
 #
-# On the build machine:  bazel build //tests:all //bench:all //runtime:kiln_variants
+# On the build machine:  bazel build //tests:all //bench:bench_elementwise //runtime:kiln_variants
 #                        tests/gpu_suite.sh --pack DIR      (copies the binaries, < 64 MiB)
 # On the GPU machine:    DIR/gpu_suite.sh [--sanitize] [FILTER]
 #
@@ -13,7 +13,8 @@ set -u
 if [ "${1:-}" = "--pack" ]; then
   dir="${2:?usage: gpu_suite.sh --pack DIR}"
   mkdir -p "$dir"
-  cp -f bazel-bin/tests/elementwise_test bazel-bin/tests/runtime_test bazel-bin/runtime/kiln_variants \
+  cp -f bazel-bin/tests/elementwise_test bazel-bin/tests/runtime_test bazel-bin/tests/env_variant_test \
+        bazel-bin/runtime/kiln_variants \
         bazel-bin/bench/bench_elementwise bench/peers.py tests/gpu_suite.sh "$dir/"
   du -sh "$dir"
   exit 0
@@ -26,6 +27,7 @@ log="$(mktemp)"
 status=0
 run() { echo "== $*"; "$@" 2>&1 | tee -a "$log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1; }
 run "$here/runtime_test"
+KILN_VARIANT=no_such_variant run "$here/env_variant_test"
 run "$here/elementwise_test"
 if [ "$sanitize" = 1 ]; then
   for tool in memcheck racecheck initcheck synccheck; do

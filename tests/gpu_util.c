@@ -56,6 +56,7 @@ dbuf dbuf_alloc(kiln_dtype dtype, int64_t n, int64_t offset)
     const size_t total = (size_t)(n + offset + 2 * GUARD_ELEMS) * b.es;
     CUDA_CHECK(cudaMalloc((void **)&b.base, total));
     b.ptr = b.base + (size_t)(GUARD_ELEMS + offset) * b.es;
+    dbuf_poison(&b);
     return b;
 }
 
@@ -157,4 +158,20 @@ double tol_rel(kiln_dtype dtype)
     case KILN_DTYPE_BF16: return 8e-3;
     }
     return 0;
+}
+
+double tol_abs(kiln_dtype dtype)
+{
+    switch (dtype) {
+    case KILN_DTYPE_F32: return 1e-6;
+    case KILN_DTYPE_F16: return 1e-3;
+    case KILN_DTYPE_BF16: return 8e-3;
+    }
+    return 0;
+}
+
+int within_tolerance(err e, kiln_dtype dtype)
+{
+    const double rt = tol_rel(dtype);
+    return e.max_abs <= tol_abs(dtype) || (e.rel <= rt && e.max_abs <= 4 * rt * (e.ref_max > 1 ? e.ref_max : 1));
 }

@@ -60,7 +60,12 @@ typedef struct err {
 } err;
 err compare(const double *out, const double *ref, int64_t n);
 
-/* Tolerance on the relative error for results stored in dtype. */
+/* Tolerances for results stored in dtype. A result passes when its max-abs
+ * error is within tol_abs (outputs whose reference is tiny, where a relative
+ * error says nothing), or when ‖out − ref‖/‖ref‖ is within tol_rel and no
+ * element is off by more than 4·tol_rel·max(1, max |ref|). NaN never passes. */
 double tol_rel(kiln_dtype dtype);
+double tol_abs(kiln_dtype dtype);
+int within_tolerance(err e, kiln_dtype dtype);
 
 #endif /* KILN_TESTS_GPU_UTIL_H */

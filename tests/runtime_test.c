@@ -8,6 +8,7 @@
  *   bazel test //tests:runtime_test
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -184,6 +185,30 @@ static void test_validation(void)
            "gated bwd dup NULL");
 }
 
+/* Each thread keeps its own message: two threads fail different checks many
+ * times over and each must always read its own. */
+static void *fail_repeatedly(void *arg)
+{
+    const int which = *(const int *)arg;
+    void *p = (void *)(uintptr_t)0x1000000;
+    for (int i = 0; i < 20000; i++) {
+        if (which == 0) kiln_gated_fwd(KILN_DTYPE_F16, KILN_ACT_SILU, 16, NULL, p, p, NULL);
+        else kiln_gated_fwd(KILN_DTYPE_F16, KILN_ACT_SILU, -1, p, p, p, NULL);
+        if (strstr(kiln_last_error(), which == 0 ? "gate is NULL" : "n is -1") == NULL) return (void *)1;
+    }
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    pthread_t t[2];
+    int which[2] = {0, 1};
+    void *r[2] = {(void *)1, (void *)1};
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, fail_repeatedly, &which[i]);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], &r[i]);
+    tap_ok(r[0] == NULL && r[1] == NULL, "two threads each read their own kiln_last_error()");
+}
+
 static void test_strings(void)
 {
     int ok = 1;
@@ -244,6 +269,7 @@ int main(void)
     test_selection();
     test_table();
     test_validation();
+    test_threads();
     test_strings();
     test_references();
     return tap_done();

@@ -31,36 +31,34 @@ struct ActRelu {
     }
 };
 
-/* tanh(z) = 1 - 2 / (exp(2z) + 1): one MUFU.EX2 and one fast divide, exact
- * limits ±1 for large |z| (exp overflows to inf, 2/inf = 0). */
-__device__ __forceinline__ float fast_tanh(float z)
-{
-    return 1.0f - __fdividef(2.0f, __expf(2.0f * z) + 1.0f);
-}
-
+/* GELU, tanh form: 0.5·u·(1 + tanh(z)) = u·sigmoid(2z), z = √(2/π)(u + 0.044715u³).
+ * The sigmoid form has no cancellation for negative u (where 1 + tanh(z)
+ * loses every digit) and costs one MUFU.EX2 and one fast divide. */
 struct ActGeluTanh {
     static constexpr float k0 = 0.7978845608028654f; /* √(2/π) */
     static constexpr float k1 = 0.044715f;
-    static __device__ __forceinline__ float f(float u)
+    static __device__ __forceinline__ float sig2z(float u)
     {
-        float t = fast_tanh(k0 * (u + k1 * u * u * u));
-        return 0.5f * u * (1.0f + t);
+        return __fdividef(1.0f, 1.0f + __expf(-2.0f * k0 * (u + k1 * u * u * u)));
     }
+    static __device__ __forceinline__ float f(float u) { return u * sig2z(u); }
     static __device__ __forceinline__ void both(float u, float &f, float &df)
     {
-        float t = fast_tanh(k0 * (u + k1 * u * u * u));
-        f = 0.5f * u * (1.0f + t);
-        df = 0.5f * (1.0f + t) + 0.5f * u * (1.0f - t * t) * k0 * (1.0f + 3.0f * k1 * u * u);
+        const float s = sig2z(u);
+        f = u * s;
+        df = s + 2.0f * u * s * (1.0f - s) * k0 * (1.0f + 3.0f * k1 * u * u);
     }
 };
 
+/* GELU, exact: u·Φ(u) with Φ(u) = erfc(-u/√2)/2, which keeps its relative
+ * accuracy for negative u (1 + erf(u/√2) would cancel). */
 struct ActGeluErf {
     static constexpr float rsqrt2 = 0.7071067811865476f;
     static constexpr float rsqrt2pi = 0.3989422804014327f;
-    static __device__ __forceinline__ float f(float u) { return 0.5f * u * (1.0f + erff(u * rsqrt2)); }
+    static __device__ __forceinline__ float f(float u) { return u * 0.5f * erfcf(-u * rsqrt2); }
     static __device__ __forceinline__ void both(float u, float &f, float &df)
     {
-        float cdf = 0.5f * (1.0f + erff(u * rsqrt2));
+        const float cdf = 0.5f * erfcf(-u * rsqrt2);
         f = u * cdf;
         df = cdf + u * rsqrt2pi * __expf(-0.5f * u * u);
     }

@@ -1,0 +1,37 @@
+/*
+ * env_variant_test.c: KILN_VARIANT, read at the first call, forces a variant
+ * for every thread; a name not in the table fails the call with
+ * KILN_STATUS_VARIANT_NOT_FOUND naming the variable, before any CUDA call, and
+ * kiln_force_variant(NULL) does not lift it (only a thread's own forcing
+ * overrides it). Run with KILN_VARIANT=no_such_variant (tests/BUILD sets it).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/kiln.h"
+#include "tests/tap.h"
+
+int main(void)
+{
+    tap_plan(3);
+    const char *env = getenv("KILN_VARIANT");
+    if (env == NULL || strcmp(env, "no_such_variant") != 0) tap_bail("run me with KILN_VARIANT=no_such_variant");
+    void *x = (void *)(uintptr_t)0x1000000, *y = (void *)(uintptr_t)0x2000000;
+    kiln_status st = kiln_elementwise_fwd(KILN_DTYPE_F16, KILN_ACT_RELU, 4, 8, x, 1.0f, NULL, y, NULL);
+    tap_ok(st == KILN_STATUS_VARIANT_NOT_FOUND && strstr(kiln_last_error(), "KILN_VARIANT 'no_such_variant'"),
+           "an unknown KILN_VARIANT fails the call (%s)", kiln_last_error());
+    kiln_force_variant(NULL);
+    st = kiln_gated_fwd(KILN_DTYPE_F16, KILN_ACT_SILU, 64, x, y, (char *)y + 4096, NULL);
+    tap_ok(st == KILN_STATUS_VARIANT_NOT_FOUND, "it holds for every op and after kiln_force_variant(NULL)");
+    /* The table's first variant is elementwise_fwd none f32: forced for an f16
+     * relu call it must be refused (no launch), or, without a GPU, the call
+     * stops at the device; either way KILN_VARIANT no longer decides. */
+    kiln_variant_info info;
+    kiln_variant_get(0, &info);
+    kiln_force_variant(info.name);
+    st = kiln_elementwise_fwd(KILN_DTYPE_F16, KILN_ACT_RELU, 4, 8, x, 1.0f, NULL, y, NULL);
+    tap_ok(st == KILN_STATUS_NOT_SUPPORTED || st == KILN_STATUS_NO_DEVICE,
+           "a thread's own kiln_force_variant(%s) overrides it (%s)", info.name, kiln_status_string(st));
+    return tap_done();
+}
