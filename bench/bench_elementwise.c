@@ -17,36 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuda_runtime.h>
-
-#include "runtime/kiln.h"
+#include "bench/bench_util.h"
 #include "runtime/variant.h"
-#include "tests/half.h"
 #include "tests/ref_elementwise.h"
-
-#define CHECK(call)                                                                                  \
-    do {                                                                                             \
-        cudaError_t e_ = (call);                                                                     \
-        if (e_ != cudaSuccess) {                                                                     \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));   \
-            exit(1);                                                                                 \
-        }                                                                                            \
-    } while (0)
-
-#define KCHECK(call)                                                                                 \
-    do {                                                                                             \
-        kiln_status s_ = (call);                                                                     \
-        if (s_ != KILN_STATUS_SUCCESS) {                                                             \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, kiln_last_error());        \
-            exit(1);                                                                                 \
-        }                                                                                            \
-    } while (0)
-
-static int cmp_float(const void *a, const void *b)
-{
-    const float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
 
 typedef struct bench_case {
     const char *label;
@@ -85,103 +58,31 @@ static kiln_status run(const bench_case *c, kiln_dtype dt, int64_t rows, int64_t
                                     c->bias ? b->dbias : NULL, b->ws, ws_bytes, NULL);
     case KILN_OP_GATED_FWD: return kiln_gated_fwd(dt, c->act, n, b->t[0], b->t[1], b->t[2], NULL);
     case KILN_OP_GATED_BWD: return kiln_gated_bwd(dt, c->act, n, b->t[0], b->t[1], b->t[2], b->t[3], b->t[4], NULL);
+    default: break;
     }
     return KILN_STATUS_NOT_SUPPORTED;
 }
 
-/* Runs per timed sample: back to back, so the launch gaps of a call that
- * syncs before timing do not count (the GPU stays busy), as for the peers. */
-#define BATCH 10
+typedef struct run_ctx {
+    const bench_case *c;
+    kiln_dtype dt;
+    int64_t rows, cols;
+    const bufset *sets;
+    int nsets;
+    size_t ws_bytes;
+} run_ctx;
 
-/* Median time in ms of one run, over `iters` samples of BATCH runs rotating
- * over `nsets` buffer sets. */
-static float time_case(const bench_case *c, kiln_dtype dt, int64_t rows, int64_t cols, bufset *sets, int nsets,
-                       size_t ws_bytes, int iters)
+static kiln_status run_rotating(void *p, int i)
 {
-    cudaEvent_t e0, e1;
-    CHECK(cudaEventCreate(&e0));
-    CHECK(cudaEventCreate(&e1));
-    for (int i = 0; i < 5; i++) KCHECK(run(c, dt, rows, cols, &sets[i % nsets], ws_bytes));
-    float *ms = malloc(sizeof(float) * (size_t)iters);
-    for (int i = 0; i < iters; i++) {
-        CHECK(cudaEventRecord(e0, NULL));
-        for (int k = 0; k < BATCH; k++) KCHECK(run(c, dt, rows, cols, &sets[(i * BATCH + k) % nsets], ws_bytes));
-        CHECK(cudaEventRecord(e1, NULL));
-        CHECK(cudaEventSynchronize(e1));
-        CHECK(cudaGetLastError());
-        CHECK(cudaEventElapsedTime(&ms[i], e0, e1));
-        ms[i] /= BATCH;
-    }
-    qsort(ms, (size_t)iters, sizeof(float), cmp_float);
-    const float med = ms[iters / 2];
-    free(ms);
-    CHECK(cudaEventDestroy(e0));
-    CHECK(cudaEventDestroy(e1));
-    return med;
-}
-
-static double copy_ceiling(size_t bytes, int iters)
-{
-    void *a, *b;
-    CHECK(cudaMalloc(&a, bytes));
-    CHECK(cudaMalloc(&b, bytes));
-    CHECK(cudaMemset(a, 1, bytes));
-    cudaEvent_t e0, e1;
-    CHECK(cudaEventCreate(&e0));
-    CHECK(cudaEventCreate(&e1));
-    float *ms = malloc(sizeof(float) * (size_t)iters);
-    for (int i = 0; i < 3; i++) CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, NULL));
-    for (int i = 0; i < iters; i++) {
-        CHECK(cudaEventRecord(e0, NULL));
-        for (int k = 0; k < BATCH; k++) CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, NULL));
-        CHECK(cudaEventRecord(e1, NULL));
-        CHECK(cudaEventSynchronize(e1));
-        CHECK(cudaEventElapsedTime(&ms[i], e0, e1));
-        ms[i] /= BATCH;
-    }
-    qsort(ms, (size_t)iters, sizeof(float), cmp_float);
-    const double gbs = 2.0 * (double)bytes / (ms[iters / 2] * 1e-3) / 1e9;
-    free(ms);
-    CHECK(cudaFree(a));
-    CHECK(cudaFree(b));
-    return gbs;
-}
-
-static void fill_random(void *dev, int64_t n, kiln_dtype dt, uint64_t seed, double lo, double hi)
-{
-    const size_t es = dt == KILN_DTYPE_F32 ? 4 : 2;
-    unsigned char *h = malloc((size_t)n * es);
-    uint64_t s = seed;
-    for (int64_t i = 0; i < n; i++) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        const float v = (float)(lo + (hi - lo) * (double)(s >> 11) / 9007199254740992.0);
-        if (dt == KILN_DTYPE_F32) memcpy(h + i * 4, &v, 4);
-        else {
-            const uint16_t q = dt == KILN_DTYPE_F16 ? f32_to_f16(v) : f32_to_bf16(v);
-            memcpy(h + i * 2, &q, 2);
-        }
-    }
-    CHECK(cudaMemcpy(dev, h, (size_t)n * es, cudaMemcpyHostToDevice));
-    free(h);
-}
-
-static double load(const unsigned char *h, int64_t i, kiln_dtype dt)
-{
-    if (dt == KILN_DTYPE_F32) {
-        float f;
-        memcpy(&f, h + i * 4, 4);
-        return f;
-    }
-    uint16_t q;
-    memcpy(&q, h + i * 2, 2);
-    return dt == KILN_DTYPE_F16 ? f16_to_f32(q) : bf16_to_f32(q);
+    const run_ctx *r = p;
+    return run(r->c, r->dt, r->rows, r->cols, &r->sets[i % r->nsets], r->ws_bytes);
 }
 
 /* Relative error of the first output against the reference on the first
  * `sample` elements (whole rows), from the buffers of set 0. */
 static double check_sample(const bench_case *c, kiln_dtype dt, int64_t cols, const bufset *b, int64_t sample)
 {
-    const size_t es = dt == KILN_DTYPE_F32 ? 4 : 2;
+    const size_t es = bench_dtype_size(dt);
     const int nin = n_in(c->op);
     unsigned char *h[4];
     for (int k = 0; k <= nin; k++) {
@@ -192,15 +93,15 @@ static double check_sample(const bench_case *c, kiln_dtype dt, int64_t cols, con
     CHECK(cudaMemcpy(hb, b->bias, (size_t)cols * es, cudaMemcpyDeviceToHost));
     double num = 0, den = 0;
     for (int64_t i = 0; i < sample; i++) {
-        const double bias = c->bias ? load(hb, i % cols, dt) : 0, a = load(h[0], i, dt);
+        const double bias = c->bias ? bench_load(hb, i % cols, dt) : 0, a = bench_load(h[0], i, dt);
         double ref;
         switch (c->op) {
         case KILN_OP_ELEMENTWISE_FWD: ref = ref_act(c->act, a + bias); break;
-        case KILN_OP_ELEMENTWISE_BWD: ref = a * ref_act_grad(c->act, load(h[1], i, dt) + bias); break;
-        case KILN_OP_GATED_FWD: ref = ref_act(c->act, a) * load(h[1], i, dt); break;
-        default: ref = a * load(h[2], i, dt) * ref_act_grad(c->act, load(h[1], i, dt)); break;
+        case KILN_OP_ELEMENTWISE_BWD: ref = a * ref_act_grad(c->act, bench_load(h[1], i, dt) + bias); break;
+        case KILN_OP_GATED_FWD: ref = ref_act(c->act, a) * bench_load(h[1], i, dt); break;
+        default: ref = a * bench_load(h[2], i, dt) * ref_act_grad(c->act, bench_load(h[1], i, dt)); break;
         }
-        const double got = load(h[nin], i, dt);
+        const double got = bench_load(h[nin], i, dt);
         num += (got - ref) * (got - ref);
         den += ref * ref;
     }
@@ -234,27 +135,27 @@ int main(int argc, char **argv)
     struct cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     const int cc = prop.major * 10 + prop.minor;
-    const size_t es = dt == KILN_DTYPE_F32 ? 4 : 2, bytes = (size_t)n * es;
-    const double copy = copy_ceiling(bytes, iters);
+    const size_t es = bench_dtype_size(dt), bytes = (size_t)n * es;
+    const double copy = bench_copy_ceiling(bytes, iters);
     printf("device %s (sm_%d, %d SMs, L2 %d MB); %s, %lld elements (%lld x %lld); copy ceiling %.0f GB/s\n", prop.name,
            cc, prop.multiProcessorCount, prop.l2CacheSize >> 20, kiln_dtype_name(dt), (long long)n, (long long)rows,
            (long long)cols, copy);
     printf("BENCH op=copy dtype=%s n=%lld GBps=%.1f device=\"%s\"\n", kiln_dtype_name(dt), (long long)n, copy, prop.name);
 
     /* Enough sets that one run's inputs are not in L2 from the run before. */
-    const int nsets = bytes >= 2 * (size_t)prop.l2CacheSize ? 2 : (int)(4 * (size_t)prop.l2CacheSize / bytes) + 2;
+    const int nsets = bench_sets_for(bytes, prop.l2CacheSize);
     size_t ws_bytes = 0;
     KCHECK(kiln_elementwise_bwd_workspace_size(dt, rows, cols, 1, &ws_bytes));
     bufset *sets = calloc((size_t)nsets, sizeof(bufset));
     for (int s = 0; s < nsets; s++) {
         for (int k = 0; k < 5; k++) {
             CHECK(cudaMalloc(&sets[s].t[k], bytes));
-            fill_random(sets[s].t[k], n, dt, 1000u * (uint64_t)s + (uint64_t)k + 1, -3, 3);
+            bench_fill_random(sets[s].t[k], n, dt, 1000u * (uint64_t)s + (uint64_t)k + 1, -3, 3);
         }
         CHECK(cudaMalloc(&sets[s].bias, (size_t)cols * es));
         CHECK(cudaMalloc(&sets[s].dbias, (size_t)cols * es));
         CHECK(cudaMalloc(&sets[s].ws, ws_bytes));
-        fill_random(sets[s].bias, cols, dt, 77u + (uint64_t)s, -1, 1);
+        bench_fill_random(sets[s].bias, cols, dt, 77u + (uint64_t)s, -1, 1);
     }
 
     printf("%-26s %-44s %9s %9s %7s %9s\n", "op", "variant", "ms", "GB/s", "copy", "rel_err");
@@ -271,8 +172,9 @@ int main(int argc, char **argv)
                     continue;
                 KCHECK(kiln_force_variant(v.name));
             }
-            const float ms = time_case(c, dt, rows, cols, sets, nsets, ws_bytes, iters);
-            const double err = check_sample(c, dt, cols, &sets[(iters * BATCH - 1) % nsets], cols * 64 < n ? cols * 64 : n);
+            run_ctx rc = {c, dt, rows, cols, sets, nsets, ws_bytes};
+            const float ms = bench_time_ms(run_rotating, &rc, iters);
+            const double err = check_sample(c, dt, cols, &sets[(iters * BENCH_BATCH - 1) % nsets], cols * 64 < n ? cols * 64 : n);
             const double gbs = moved / (ms * 1e-3) / 1e9;
             const char *name = kiln_last_variant();
             printf("%-26s %-44s %9.4f %9.1f %6.1f%% %9.2e%s\n", c->label, name, ms, gbs, 100 * gbs / copy, err,

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """peers.py: the peers a user would pick instead of kiln, on the same shapes.
 
-Runs kiln's bench (its BENCH lines), then the same ops, shapes and dtypes
-through PyTorch eager and torch.compile in the same call, and prints GB/s
-and kiln/peer ratios. Bytes are counted as the kiln bench counts them.
+Runs one of kiln's benches (its BENCH lines), then the same ops, shapes and
+dtype through PyTorch eager and torch.compile in the same process, and prints
+GB/s and kiln/peer ratios. Bytes are counted as the kiln bench counts them;
+each figure is the median of samples of 10 back-to-back calls, as in kiln's.
 
-    python3 bench/peers.py --bench path/to/bench_elementwise [--n N] [--cols C]
+    python3 bench/peers.py --bench path/to/bench_elementwise
+    python3 bench/peers.py --bench path/to/bench_norm
 """
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -15,41 +18,55 @@ import sys
 import torch
 import torch.nn.functional as F
 
+BATCH = 10  # calls per timed sample, back to back, as in kiln's bench
+
 
 def gelu_tanh(u):
     return F.gelu(u, approximate="tanh")
 
 
-def silu_grad(g):
-    s = torch.sigmoid(g)
-    return s * (1 + g * (1 - s))
+# What autograd runs for the backward passes: aten's fused backward kernels.
+def _bwd_bias(t):
+    g = torch.ops.aten.gelu_backward(t["dy"], t["x"] + t["b"], approximate="tanh")
+    return (g, g.sum(0))
 
 
-def gelu_tanh_grad(u):
-    k0, k1 = 0.7978845608028654, 0.044715
-    t = torch.tanh(k0 * (u + k1 * u * u * u))
-    return 0.5 * (1 + t) + 0.5 * u * (1 - t * t) * k0 * (1 + 3 * k1 * u * u)
-
-
-# label -> (number of n-element tensors read + written, bias tensors moved, function)
-PEERS = {
+# label -> (n-element tensors read + written, bias-sized tensors moved, function)
+ELEMENTWISE = {
     "bias+gelu_tanh": (2, 1, lambda t: gelu_tanh(t["x"] + t["b"])),
     "bias+gelu_erf": (2, 1, lambda t: F.gelu(t["x"] + t["b"])),
     "bias+silu": (2, 1, lambda t: F.silu(t["x"] + t["b"])),
     "bias+relu": (2, 1, lambda t: F.relu(t["x"] + t["b"])),
     "swiglu": (3, 0, lambda t: F.silu(t["g"]) * t["u"]),
     "geglu_tanh": (3, 0, lambda t: gelu_tanh(t["g"]) * t["u"]),
-    "bias+gelu_tanh bwd+dbias": (3, 2, lambda t: _bwd_bias(t)),
-    "swiglu bwd": (5, 0, lambda t: (t["dy"] * t["u"] * silu_grad(t["g"].float()), t["dy"] * F.silu(t["g"]))),
+    "bias+gelu_tanh bwd+dbias": (3, 2, _bwd_bias),
+    "swiglu bwd": (5, 0, lambda t: (torch.ops.aten.silu_backward(t["dy"] * t["u"], t["g"]),
+                                    t["dy"] * F.silu(t["g"]))),
 }
 
 
-def _bwd_bias(t):
-    g = t["dy"] * gelu_tanh_grad((t["x"] + t["b"]).float())
-    return (g.to(t["x"].dtype), g.sum(0).to(t["x"].dtype))
+def _add_norm(norm):
+    def fn(t):
+        s = t["x"] + t["r"]
+        return s, norm(s, t)
+    return fn
 
 
-BATCH = 10  # calls per timed sample, back to back, as in kiln's bench
+def _ln(s, t):
+    return F.layer_norm(s, (s.shape[-1],), t["w"], t["b"], 1e-5)
+
+
+def _rms(s, t):
+    return F.rms_norm(s, (s.shape[-1],), t["w"], 1e-5)
+
+
+# label -> (row tensors read + written, hidden-sized tensors read, function)
+NORM = {
+    "layernorm": (2, 2, lambda t: _ln(t["x"], t)),
+    "rmsnorm": (2, 1, lambda t: _rms(t["x"], t)),
+    "add+layernorm": (4, 2, _add_norm(_ln)),
+    "add+rmsnorm": (4, 1, _add_norm(_rms)),
+}
 
 
 def bench(fn, tensors, iters):
@@ -68,47 +85,53 @@ def bench(fn, tensors, iters):
     return times[len(times) // 2]
 
 
+def rand(shape, gen, lo, hi, dtype):
+    return (torch.rand(shape, device="cuda", dtype=torch.float32, generator=gen) * (hi - lo) + lo).to(dtype)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", required=True)
-    ap.add_argument("--n", type=int, default=64 << 20)
-    ap.add_argument("--cols", type=int, default=4096)
     ap.add_argument("--iters", type=int, default=50)
-    ap.add_argument("--compile", default="bias+gelu_tanh,swiglu,bias+gelu_tanh bwd+dbias",
-                    help="ops also timed through torch.compile (comma-separated labels, or 'all')")
+    ap.add_argument("--compile", default="all",
+                    help="labels also timed through torch.compile (comma-separated, or 'all')")
     args = ap.parse_args()
+    norm = "norm" in os.path.basename(args.bench)
 
-    out = subprocess.run([args.bench, "--n", str(args.n), "--cols", str(args.cols), "--iters", str(args.iters)],
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run([args.bench, "--iters", str(args.iters)], check=True, capture_output=True, text=True).stdout
     print(out, end="")
     kiln = {}
     for line in out.splitlines():
         if line.startswith("BENCH ") and "selected=1" in line:
             op = re.search(r'op="([^"]+)"', line).group(1)
-            kiln[op] = float(re.search(r"GBps=([\d.]+)", line).group(1))
+            hidden = re.search(r"hidden=(\d+)", line)
+            kiln[(op, int(hidden.group(1)) if hidden else 0)] = float(re.search(r"GBps=([\d.]+)", line).group(1))
     copy = float(re.search(r"BENCH op=copy .*GBps=([\d.]+)", out).group(1))
+    n = int(re.search(r"BENCH op=copy .*n=(\d+)", out).group(1))
 
-    rows, cols, dt = args.n // args.cols, args.cols, torch.bfloat16
+    dt, es = torch.bfloat16, 2
     gen = torch.Generator(device="cuda").manual_seed(0)
-    t = {k: (torch.rand(rows, cols, device="cuda", dtype=torch.float32, generator=gen) * 6 - 3).to(dt)
-         for k in ("x", "g", "u", "dy")}
-    t["b"] = (torch.rand(cols, device="cuda", generator=gen) * 2 - 1).to(dt)
-    es = 2
-    print(f"\n{'op':26s} {'kiln GB/s':>10s} {'eager':>10s} {'compile':>10s} {'kiln/eager':>11s} {'kiln/compile':>13s}")
-    for label, (ntensors, nbias, fn) in PEERS.items():
-        moved = ntensors * rows * cols * es + nbias * cols * es
-        res = {"compile": float("nan")}
-        modes = ("eager", "compile") if args.compile == "all" or label in args.compile.split(",") else ("eager",)
-        for mode in modes:
-            f = fn if mode == "eager" else torch.compile(fn)
-            ms = bench(f, t, args.iters)
-            res[mode] = moved / (ms * 1e-3) / 1e9
-            print(f"PEER op=\"{label}\" peer=torch_{mode} dtype=bf16 n={rows * cols} GBps={res[mode]:.1f} "
-                  f"frac_copy={res[mode] / copy:.3f}")
-        k = kiln.get(label, float("nan"))
-        print(f"{label:26s} {k:10.1f} {res['eager']:10.1f} {res['compile']:10.1f} "
-              f"{k / res['eager']:11.2f} {k / res['compile']:13.2f}")
-    sys.stdout.flush()
+    shapes = [(n // h, h) for h in (768, 4096, 8192)] if norm else [(n // 4096, 4096)]
+    peers = NORM if norm else ELEMENTWISE
+    print(f"\n{'op':26s} {'hidden':>6s} {'kiln GB/s':>10s} {'eager':>8s} {'compile':>8s} "
+          f"{'kiln/eager':>11s} {'kiln/compile':>13s}")
+    for rows, cols in shapes:
+        t = {k: rand((rows, cols), gen, -2, 2, dt) for k in ("x", "g", "u", "dy", "r")}
+        t["b"] = rand((cols,), gen, -0.5, 0.5, dt)
+        t["w"] = rand((cols,), gen, 0.5, 1.5, dt)
+        for label, (nrow, nvec, fn) in peers.items():
+            moved = nrow * rows * cols * es + nvec * cols * es
+            res = {"compile": float("nan")}
+            modes = ("eager", "compile") if args.compile == "all" or label in args.compile.split(",") else ("eager",)
+            for mode in modes:
+                f = fn if mode == "eager" else torch.compile(fn)
+                res[mode] = moved / (bench(f, t, args.iters) * 1e-3) / 1e9
+                print(f"PEER op=\"{label}\" hidden={cols} peer=torch_{mode} dtype=bf16 n={rows * cols} "
+                      f"GBps={res[mode]:.1f} frac_copy={res[mode] / copy:.3f}")
+            k = kiln.get((label, cols if norm else 0), float("nan"))
+            print(f"{label:26s} {cols:6d} {k:10.1f} {res['eager']:8.1f} {res['compile']:8.1f} "
+                  f"{k / res['eager']:11.2f} {k / res['compile']:13.2f}")
+        sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -47,9 +47,15 @@ local function by_name(list)
 end
 local archs, dtypes, acts = by_name(space.archs), by_name(space.dtypes), by_name(space.acts)
 
+-- <op>[_h<shape>|_hany][_<act>]_<dtype>_<arch>: the shape part only for
+-- families with a shape axis, the activation only where there is a choice.
 local function variant_name(v)
-  local shape = v.shape ~= 0 and ("_h" .. v.shape) or ""
-  return ("%s%s_%s_%s_%s"):format(v.op.name, shape, v.act.name, v.dtype.name, v.arch.name:gsub("_", ""))
+  local shape = ""
+  if v.family.shape_prefix then
+    shape = "_" .. v.family.shape_prefix .. (v.shape == 0 and "any" or tostring(v.shape))
+  end
+  local act = #v.family.acts > 1 and ("_" .. v.act.name) or ""
+  return ("%s%s%s_%s_%s"):format(v.op.name, shape, act, v.dtype.name, (v.arch.name:gsub("_", "")))
 end
 
 -- Every variant of the space, in declaration order.

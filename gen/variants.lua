@@ -73,6 +73,45 @@ space.families = {
       }
     end,
   },
+  {
+    name = "norm",
+    template = "templates/norm.cu.tmpl",
+    -- LayerNorm and RMSNorm over the last dimension, with the fused
+    -- residual add (s = x + residual, s written out) and saved statistics.
+    ops = {
+      { name = "layernorm_fwd", enum = "KILN_OP_LAYERNORM_FWD" },
+      { name = "rmsnorm_fwd", enum = "KILN_OP_RMSNORM_FWD" },
+    },
+    -- Hidden sizes held whole on chip as compile-time constants; 0 is the
+    -- generic variant for every other size.
+    shapes = { 512, 768, 1024, 2048, 2560, 4096, 5120, 8192, 12288, 16384, 0 },
+    shape_prefix = "h",
+    acts = { "none" },
+    dtypes = all(space.dtypes),
+    archs = all(space.archs),
+    exists = function(v)
+      return v.arch.cc >= v.dtype.min_cc
+    end,
+    -- A row is split into 16-byte packs. Up to 256 packs a row is one warp's
+    -- (4 rows a block); longer rows get a block, sized so each thread holds
+    -- at most 4 packs (32 f32 values for 16-bit types) in registers.
+    traits = function(v)
+      local vec = 16 // v.dtype.bytes
+      if v.shape == 0 then
+        return { vec = vec, packs = 0, threads = 256, rows_per_block = 1, packs_per_thread = 0, smem = 0 }
+      end
+      assert(v.shape % vec == 0, "hidden sizes are multiples of a pack")
+      local packs = v.shape // vec
+      if packs <= 256 then
+        return { vec = vec, packs = packs, threads = 128, rows_per_block = 4,
+                 packs_per_thread = (packs + 31) // 32, smem = 0 }
+      end
+      local threads = ((packs // 4 + 31) // 32) * 32
+      assert(threads <= 1024, "a row fits one block")
+      return { vec = vec, packs = packs, threads = threads, rows_per_block = 1,
+               packs_per_thread = (packs + threads - 1) // threads, smem = 0 }
+    end,
+  },
 }
 
 return space

@@ -95,7 +95,8 @@ kiln_status kiln_elementwise_bwd(kiln_dtype dtype, kiln_activation act, int64_t 
         if ((st = kiln_check_alias(fn, "workspace", workspace, need, "dx", dx, bytes, 0)) ||
             (st = kiln_check_alias(fn, "workspace", workspace, need, "dy", dy, bytes, 0)) ||
             (st = kiln_check_alias(fn, "workspace", workspace, need, "x", x, bytes, 0)) ||
-            (st = kiln_check_alias(fn, "workspace", workspace, need, "dbias", dbias, bias_bytes, 0)))
+            (st = kiln_check_alias(fn, "workspace", workspace, need, "dbias", dbias, bias_bytes, 0)) ||
+            (st = kiln_check_alias(fn, "workspace", workspace, need, "bias", bias, bias_bytes, 0)))
             return st;
     }
     kiln_elementwise_args a = {rows, cols, x, dy, bias, scale, dx, dbias, (float *)workspace};

@@ -9,7 +9,7 @@ prefix="${1:?usage: bazel run //runtime:install -- PREFIX}"
 cuda="${CUDA_PATH:-/usr/local/cuda}"
 case "$prefix" in /*) ;; *) prefix="${BUILD_WORKING_DIRECTORY:-$PWD}/$prefix" ;; esac
 mkdir -p "$prefix/lib/pkgconfig" "$prefix/include"
-install -m 0755 runtime/libkiln.so "$prefix/lib/libkiln.so"
+install -m 0755 runtime/shared/libkiln.so "$prefix/lib/libkiln.so"
 install -m 0644 runtime/kiln.h "$prefix/include/kiln.h"
 cat > "$prefix/lib/pkgconfig/kiln.pc" <<PC
 prefix=$prefix

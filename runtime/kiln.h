@@ -57,7 +57,9 @@ typedef enum kiln_op {
     KILN_OP_ELEMENTWISE_FWD = 0,
     KILN_OP_ELEMENTWISE_BWD = 1,
     KILN_OP_GATED_FWD = 2,
-    KILN_OP_GATED_BWD = 3
+    KILN_OP_GATED_BWD = 3,
+    KILN_OP_LAYERNORM_FWD = 4,
+    KILN_OP_RMSNORM_FWD = 5
 } kiln_op;
 
 /* A fixed string for a status ("KILN_STATUS_MISALIGNED: ..."). */
@@ -108,6 +110,31 @@ kiln_status kiln_gated_fwd(kiln_dtype dtype, kiln_activation act, int64_t n,
 kiln_status kiln_gated_bwd(kiln_dtype dtype, kiln_activation act, int64_t n,
                            const void *dy, const void *gate, const void *up,
                            void *dgate, void *dup, kiln_stream stream);
+
+/* ---- Normalization -------------------------------------------------------
+ * x, y: [rows, hidden]; gamma, beta: [hidden] or NULL (no scale, no shift).
+ *   s = x + residual          (residual NULL: s = x; residual_out, if not NULL, gets s)
+ *   layernorm: y = (s - mean)·rstd·gamma + beta,  rstd = 1/√(Σ(s - mean)²/hidden + eps)
+ *   rmsnorm:   y = s·rstd·gamma,                  rstd = 1/√(Σs²/hidden + eps)
+ * mean, rstd: [rows] f32 or NULL, saved for a backward pass. f32 statistics,
+ * computed in two passes over the row held on chip (stable for rows whose
+ * mean is large against their spread). A NaN in a row makes that row's
+ * outputs NaN; an Inf makes a LayerNorm row NaN, and an RMSNorm row 0 but for
+ * the Inf's own element (NaN), as IEEE arithmetic on the formulas gives.
+ * Other rows are unaffected. Rows whose squares overflow f32 (|s| past about
+ * 1e19 / √hidden) come out as if they held an Inf.
+ * Hidden sizes 512, 768, 1024, 2048, 2560, 4096, 5120, 8192, 12288 and 16384
+ * have variants of their own when every tensor is 16-byte aligned; any other
+ * size or alignment runs the generic variant. y may alias x; residual_out may
+ * alias x or residual.
+ */
+kiln_status kiln_layernorm_fwd(kiln_dtype dtype, int64_t rows, int64_t hidden, const void *x, const void *residual,
+                               const void *gamma, const void *beta, float eps, void *y, void *residual_out,
+                               float *mean, float *rstd, kiln_stream stream);
+
+kiln_status kiln_rmsnorm_fwd(kiln_dtype dtype, int64_t rows, int64_t hidden, const void *x, const void *residual,
+                             const void *gamma, float eps, void *y, void *residual_out, float *rstd,
+                             kiln_stream stream);
 
 /* ---- Variants --------------------------------------------------------------
  * The selection table holds every variant the build compiled. A call picks,

@@ -44,7 +44,7 @@ const kiln_variant *kiln_select_from(const kiln_variant *table, int size, const 
             const kiln_variant *v = &table[i];
             if (strcmp(v->name, forced) != 0) continue;
             if (v->op != key->op) break; /* forced for another op: select as usual */
-            if (v->dtype != key->dtype || v->act != key->act || v->shape_key != key->shape_key) {
+            if (v->dtype != key->dtype || v->act != key->act || (v->shape_key != key->shape_key && v->shape_key != 0)) {
                 *status = kiln_fail(KILN_STATUS_NOT_SUPPORTED,
                                     "forced variant %s is %s %s shape %d; the call asks for %s %s shape %d",
                                     v->name, kiln_activation_name(v->act), kiln_dtype_name(v->dtype), v->shape_key,
@@ -60,16 +60,22 @@ const kiln_variant *kiln_select_from(const kiln_variant *table, int size, const 
         }
     }
 
+    /* A variant of the call's shape key, else a generic one (shape key 0). */
     const kiln_variant *best = NULL, *any = NULL;
     for (int i = 0; i < size; i++) {
         const kiln_variant *v = &table[i];
-        if (v->op != key->op || v->dtype != key->dtype || v->act != key->act || v->shape_key != key->shape_key)
+        if (v->op != key->op || v->dtype != key->dtype || v->act != key->act ||
+            (v->shape_key != key->shape_key && v->shape_key != 0))
             continue;
         /* For the message: the variant written for the newest arch not past cc. */
         if (any == NULL || (v->arch <= caps->cc && (any->arch > caps->cc || v->arch > any->arch))) any = v;
         if (!kiln_variant_runs_on(v, caps->cc)) continue;
-        /* The highest arch wins; at one arch, machine code before PTX. */
-        if (best == NULL || v->arch > best->arch || (v->arch == best->arch && v->sass_arch > best->sass_arch))
+        /* The exact shape wins, then the highest arch; at one arch, machine
+         * code before PTX. */
+        const int exact = v->shape_key == key->shape_key, best_exact = best && best->shape_key == key->shape_key;
+        if (best == NULL || exact > best_exact ||
+            (exact == best_exact &&
+             (v->arch > best->arch || (v->arch == best->arch && v->sass_arch > best->sass_arch))))
             best = v;
     }
     if (best != NULL) return best;
@@ -93,10 +99,12 @@ static __thread const char *last_variant = "";
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static char env_forced[128];
 
+/* A value too long for any variant name is kept as a prefix that names none,
+ * so the calls fail with VARIANT_NOT_FOUND rather than run unforced. */
 static void read_env(void)
 {
     const char *s = getenv("KILN_VARIANT");
-    if (s != NULL && strlen(s) < sizeof env_forced) strcpy(env_forced, s);
+    if (s != NULL) snprintf(env_forced, sizeof env_forced, "%s", s);
 }
 
 static const kiln_variant *find(const char *name)

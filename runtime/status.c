@@ -68,6 +68,8 @@ const char *kiln_op_name(kiln_op op)
     case KILN_OP_ELEMENTWISE_BWD: return "elementwise_bwd";
     case KILN_OP_GATED_FWD: return "gated_fwd";
     case KILN_OP_GATED_BWD: return "gated_bwd";
+    case KILN_OP_LAYERNORM_FWD: return "layernorm_fwd";
+    case KILN_OP_RMSNORM_FWD: return "rmsnorm_fwd";
     }
     return "unknown";
 }

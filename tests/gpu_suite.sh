@@ -1,22 +1,28 @@
 #!/bin/bash
 # gpu_suite.sh: the GPU suite on a machine with a GPU and no Bazel.
 #
-# On the build machine:  bazel build //tests:all //bench:bench_elementwise //runtime:kiln_variants
-#                        tests/gpu_suite.sh --pack DIR      (copies the binaries, < 64 MiB)
-# On the GPU machine:    DIR/gpu_suite.sh [--sanitize] [FILTER]
+# On the build machine:  bazel build //tests:all //bench:all //runtime:kiln_variants
+#                        tests/gpu_suite.sh --pack kiln-gpu.tar.xz   (the binaries, well under 64 MiB)
+# On the GPU machine:    tar -xJf kiln-gpu.tar.xz && kiln-gpu/gpu_suite.sh [--sanitize] [FILTER]
 #
-# Runs every test binary (TAP), then with --sanitize the elementwise sweep
-# under compute-sanitizer memcheck, racecheck, initcheck and synccheck; FILTER
+# Runs every test binary (TAP), then with --sanitize the GPU sweeps under
+# compute-sanitizer memcheck, racecheck, initcheck and synccheck; FILTER
 # (e.g. "_sm90") limits the variants swept, as KILN_TEST_FILTER does. Prints
 # one line "N passed, N failed" counted from the TAP results.
 set -u
 if [ "${1:-}" = "--pack" ]; then
-  dir="${2:?usage: gpu_suite.sh --pack DIR}"
-  mkdir -p "$dir"
-  cp -f bazel-bin/tests/elementwise_test bazel-bin/tests/runtime_test bazel-bin/tests/env_variant_test \
-        bazel-bin/runtime/kiln_variants \
-        bazel-bin/bench/bench_elementwise bench/peers.py tests/gpu_suite.sh "$dir/"
-  du -sh "$dir"
+  # The binaries link kiln statically and so each carries every kernel; xz
+  # with a window wider than one binary stores those bytes once.
+  out="${2:?usage: gpu_suite.sh --pack FILE.tar.xz}"
+  stage="$(mktemp -d)/kiln-gpu"
+  mkdir -p "$stage"
+  cp -f bazel-bin/tests/elementwise_test bazel-bin/tests/norm_test bazel-bin/tests/runtime_test \
+        bazel-bin/tests/env_variant_test bazel-bin/runtime/kiln_variants bazel-bin/bench/bench_elementwise \
+        bazel-bin/bench/bench_norm bench/peers.py tests/gpu_suite.sh "$stage/"
+  chmod u+w "$stage"/*
+  tar -C "$(dirname "$stage")" -cf - kiln-gpu | xz -T2 --lzma2=preset=6,dict=192MiB > "$out"
+  rm -rf "$(dirname "$stage")"
+  du -h "$out"
   exit 0
 fi
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -29,12 +35,14 @@ run() { echo "== $*"; "$@" 2>&1 | tee -a "$log"; [ "${PIPESTATUS[0]}" -eq 0 ] ||
 run "$here/runtime_test"
 KILN_VARIANT=no_such_variant run "$here/env_variant_test"
 run "$here/elementwise_test"
+run "$here/norm_test"
 if [ "$sanitize" = 1 ]; then
   for tool in memcheck racecheck initcheck synccheck; do
     echo "== compute-sanitizer --tool $tool (KILN_TEST_FILTER=$KILN_TEST_FILTER)"
-    compute-sanitizer --tool "$tool" --error-exitcode 99 "$here/elementwise_test" \
-      > "$log.$tool" 2>&1
-    rc=$?
+    rc=0
+    for t in elementwise_test norm_test; do
+      compute-sanitizer --tool "$tool" --error-exitcode 99 "$here/$t" >> "$log.$tool" 2>&1 || rc=$?
+    done
     grep -E "ERROR SUMMARY|^not ok|^# [0-9]+ (passed|of)" "$log.$tool"
     cat "$log.$tool" >> "$log"
     if [ "$rc" -ne 0 ]; then status=1; echo "not ok - compute-sanitizer $tool exit $rc"; fi

@@ -135,7 +135,7 @@ err compare(const double *out, const double *ref, int64_t n)
     err e = {0, 0, 0};
     double num = 0, den = 0;
     for (int64_t i = 0; i < n; i++) {
-        if (!isfinite(out[i])) {
+        if (!isfinite(out[i]) || !isfinite(ref[i])) {
             e.rel = INFINITY;
             e.max_abs = INFINITY;
             return e;

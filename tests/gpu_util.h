@@ -54,7 +54,7 @@ void dbuf_poison(dbuf *b);
 int dbuf_guards_intact(const dbuf *b);
 
 typedef struct err {
-    double rel;   /* ‖out − ref‖₂ / ‖ref‖₂; inf when out has a NaN or Inf */
+    double rel;   /* ‖out − ref‖₂ / ‖ref‖₂; inf when out or ref has a NaN or Inf */
     double max_abs;
     double ref_max;
 } err;

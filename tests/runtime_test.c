@@ -88,14 +88,39 @@ static void test_selection(void)
     tap_ok(st == KILN_STATUS_NOT_SUPPORTED, "a key not in the table: NOT_SUPPORTED (%s)", kiln_last_error());
 }
 
+/* A shape key selects its own variant, else the generic one (shape 0), even
+ * where the generic one is of a newer arch. */
+static void test_shape_selection(void)
+{
+#define N(name, shape, arch) {name, KILN_OP_RMSNORM_FWD, KILN_DTYPE_BF16, shape, KILN_ACT_NONE, arch, arch, arch, 128, 0, NULL, NULL}
+    static const kiln_variant t[] = {
+        N("h4096_80", 4096, 80), N("any_80", 0, 80), N("any_90", 0, 90), N("h768_90", 768, 90),
+    };
+#undef N
+    kiln_device_caps caps = {90, 132};
+    kiln_status st = KILN_STATUS_SUCCESS;
+    kiln_variant_key key = {KILN_OP_RMSNORM_FWD, KILN_DTYPE_BF16, 4096, KILN_ACT_NONE};
+    const kiln_variant *v = kiln_select_from(t, 4, &key, &caps, NULL, &st);
+    tap_ok(v && strcmp(v->name, "h4096_80") == 0, "hidden 4096 takes its own variant over a newer generic one");
+    key.shape_key = 1000;
+    v = kiln_select_from(t, 4, &key, &caps, NULL, &st);
+    tap_ok(v && strcmp(v->name, "any_90") == 0, "hidden 1000 takes the newest generic variant");
+    key.shape_key = 768;
+    v = kiln_select_from(t, 4, &key, &caps, "any_80", &st);
+    tap_ok(v && strcmp(v->name, "any_80") == 0, "a generic variant can be forced for any hidden size");
+    v = kiln_select_from(t, 4, &key, &caps, "h4096_80", &st);
+    tap_ok(v == NULL && st == KILN_STATUS_NOT_SUPPORTED, "a fixed-size variant forced for another size is refused (%s)",
+           kiln_last_error());
+}
+
 /* ---- the generated table ---- */
 
 static void test_table(void)
 {
-    int bad = 0, ops[4] = {0, 0, 0, 0};
+    int bad = 0, ops[6] = {0, 0, 0, 0, 0, 0};
     for (int i = 0; i < kiln_variant_table_size; i++) {
         const kiln_variant *v = &kiln_variant_table[i];
-        if (v->op >= 0 && v->op < 4) ops[v->op]++;
+        if (v->op >= 0 && v->op < 6) ops[v->op]++;
         /* Each variant runs on the arch it was written for, unless the
          * toolkit could not target it (then it says so with PTX > arch). */
         const int runs = kiln_variant_runs_on(v, v->arch);
@@ -110,6 +135,7 @@ static void test_table(void)
     tap_ok(kiln_variant_table_size > 0 && bad == 0, "the table's %d records are sound and unique", kiln_variant_table_size);
     tap_ok(ops[0] && ops[1] && ops[2] && ops[3], "the table has every elementwise op (%d/%d/%d/%d)", ops[0], ops[1],
            ops[2], ops[3]);
+    tap_ok(ops[4] && ops[5], "the table has both norm ops (%d/%d)", ops[4], ops[5]);
     kiln_variant_info info;
     tap_ok(kiln_variant_get(kiln_variant_count(), &info) == KILN_STATUS_INVALID_VALUE, "kiln_variant_get past the end");
     tap_ok(kiln_force_variant("no_such_variant") == KILN_STATUS_VARIANT_NOT_FOUND &&
@@ -183,6 +209,32 @@ static void test_validation(void)
            "dgate overlaps dup", "gated bwd outputs overlapping");
     expect(kiln_gated_bwd(h, KILN_ACT_SILU, 16, a, b, c, ws, NULL, NULL), KILN_STATUS_INVALID_VALUE, "dup is NULL",
            "gated bwd dup NULL");
+
+    float *st = (float *)(uintptr_t)0x6000000;
+    expect(kiln_layernorm_fwd(h, 0, 768, a, NULL, NULL, NULL, 1e-5f, b, NULL, NULL, NULL, NULL), KILN_STATUS_INVALID_VALUE,
+           "rows is 0", "layernorm rows 0");
+    expect(kiln_layernorm_fwd(h, 4, -768, a, NULL, NULL, NULL, 1e-5f, b, NULL, NULL, NULL, NULL),
+           KILN_STATUS_INVALID_VALUE, "hidden is -768", "layernorm hidden negative");
+    expect(kiln_layernorm_fwd(h, 4, 768, a, NULL, NULL, NULL, -1.0f, b, NULL, NULL, NULL, NULL), KILN_STATUS_INVALID_VALUE,
+           "eps is -1", "layernorm negative eps");
+    expect(kiln_layernorm_fwd(h, 4, 768, a, NULL, NULL, NULL, NAN, b, NULL, NULL, NULL, NULL), KILN_STATUS_INVALID_VALUE,
+           "eps", "layernorm NaN eps");
+    expect(kiln_layernorm_fwd(h, 4, 768, NULL, NULL, NULL, NULL, 1e-5f, b, NULL, NULL, NULL, NULL),
+           KILN_STATUS_INVALID_VALUE, "x is NULL", "layernorm x NULL");
+    expect(kiln_layernorm_fwd(h, 4, 768, a, NULL, odd, NULL, 1e-5f, b, NULL, NULL, NULL, NULL), KILN_STATUS_MISALIGNED,
+           "gamma", "layernorm gamma misaligned");
+    expect(kiln_layernorm_fwd(h, 4, 768, a, NULL, NULL, NULL, 1e-5f, b, NULL, (float *)((char *)st + 2), NULL, NULL),
+           KILN_STATUS_MISALIGNED, "mean", "layernorm mean misaligned");
+    expect(kiln_layernorm_fwd(h, 4, 768, a, c, NULL, NULL, 1e-5f, b, (char *)c + 64, NULL, NULL, NULL),
+           KILN_STATUS_INVALID_VALUE, "residual_out overlaps residual", "layernorm residual_out partly over residual");
+    expect(kiln_layernorm_fwd(h, 4, 768, a, c, NULL, NULL, 1e-5f, c, NULL, NULL, NULL, NULL), KILN_STATUS_INVALID_VALUE,
+           "y overlaps residual", "layernorm y over residual");
+    expect(kiln_layernorm_fwd(h, 4, 768, a, NULL, NULL, NULL, 1e-5f, b, NULL, st, st, NULL), KILN_STATUS_INVALID_VALUE,
+           "mean overlaps rstd", "layernorm mean and rstd the same buffer");
+    expect(kiln_rmsnorm_fwd(h, (int64_t)1 << 32, 1, a, NULL, NULL, 1e-5f, b, NULL, NULL, NULL), KILN_STATUS_INVALID_VALUE,
+           "rows", "rmsnorm rows past 2^31");
+    expect(kiln_rmsnorm_fwd((kiln_dtype)3, 4, 768, a, NULL, NULL, 1e-5f, b, NULL, NULL, NULL), KILN_STATUS_NOT_SUPPORTED,
+           "dtype 3", "rmsnorm unknown dtype");
 }
 
 /* Each thread keeps its own message: two threads fail different checks many
@@ -267,6 +319,7 @@ int main(void)
 {
     tap_plan_late();
     test_selection();
+    test_shape_selection();
     test_table();
     test_validation();
     test_threads();

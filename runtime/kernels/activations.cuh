@@ -46,7 +46,9 @@ struct ActGeluTanh {
     {
         const float s = sig2z(u);
         f = u * s;
-        df = s + 2.0f * u * s * (1.0f - s) * k0 * (1.0f + 3.0f * k1 * u * u);
+        /* u² capped: past |u| = 100, s·(1 - s) is 0 in f32 and an overflowing
+         * u² would make 0·inf = NaN of it. */
+        df = s + 2.0f * u * s * (1.0f - s) * k0 * (1.0f + 3.0f * k1 * fminf(u * u, 1e4f));
     }
 };
 

@@ -1,0 +1,102 @@
+/*
+ * bench_util.c: see bench_util.h.
+ */
+#include <string.h>
+
+#include "bench/bench_util.h"
+#include "tests/half.h"
+
+static int cmp_float(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+float bench_time_ms(bench_run_fn run, void *ctx, int iters)
+{
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    for (int i = 0; i < 5; i++) KCHECK(run(ctx, i));
+    float *ms = malloc(sizeof(float) * (size_t)iters);
+    if (!ms) exit(1);
+    for (int s = 0; s < iters; s++) {
+        CHECK(cudaEventRecord(e0, NULL));
+        for (int k = 0; k < BENCH_BATCH; k++) KCHECK(run(ctx, s * BENCH_BATCH + k));
+        CHECK(cudaEventRecord(e1, NULL));
+        CHECK(cudaEventSynchronize(e1));
+        CHECK(cudaGetLastError());
+        CHECK(cudaEventElapsedTime(&ms[s], e0, e1));
+        ms[s] /= BENCH_BATCH;
+    }
+    qsort(ms, (size_t)iters, sizeof(float), cmp_float);
+    const float med = ms[iters / 2];
+    free(ms);
+    CHECK(cudaEventDestroy(e0));
+    CHECK(cudaEventDestroy(e1));
+    return med;
+}
+
+typedef struct copy_ctx {
+    void *a, *b;
+    size_t bytes;
+} copy_ctx;
+
+static kiln_status copy_run(void *p, int i)
+{
+    (void)i;
+    const copy_ctx *c = p;
+    return cudaMemcpyAsync(c->b, c->a, c->bytes, cudaMemcpyDeviceToDevice, NULL) == cudaSuccess ? KILN_STATUS_SUCCESS
+                                                                                               : KILN_STATUS_CUDA_ERROR;
+}
+
+double bench_copy_ceiling(size_t bytes, int iters)
+{
+    copy_ctx c = {NULL, NULL, bytes};
+    CHECK(cudaMalloc(&c.a, bytes));
+    CHECK(cudaMalloc(&c.b, bytes));
+    CHECK(cudaMemset(c.a, 1, bytes));
+    const float ms = bench_time_ms(copy_run, &c, iters);
+    CHECK(cudaFree(c.a));
+    CHECK(cudaFree(c.b));
+    return 2.0 * (double)bytes / (ms * 1e-3) / 1e9;
+}
+
+size_t bench_dtype_size(kiln_dtype dtype) { return dtype == KILN_DTYPE_F32 ? 4 : 2; }
+
+void bench_fill_random(void *dev, int64_t n, kiln_dtype dtype, uint64_t seed, double lo, double hi)
+{
+    const size_t es = bench_dtype_size(dtype);
+    unsigned char *h = malloc((size_t)n * es);
+    if (!h) exit(1);
+    uint64_t s = seed;
+    for (int64_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        const float v = (float)(lo + (hi - lo) * (double)(s >> 11) / 9007199254740992.0);
+        if (dtype == KILN_DTYPE_F32) memcpy(h + i * 4, &v, 4);
+        else {
+            const uint16_t q = dtype == KILN_DTYPE_F16 ? f32_to_f16(v) : f32_to_bf16(v);
+            memcpy(h + i * 2, &q, 2);
+        }
+    }
+    CHECK(cudaMemcpy(dev, h, (size_t)n * es, cudaMemcpyHostToDevice));
+    free(h);
+}
+
+double bench_load(const void *host, int64_t i, kiln_dtype dtype)
+{
+    const unsigned char *h = host;
+    if (dtype == KILN_DTYPE_F32) {
+        float f;
+        memcpy(&f, h + i * 4, 4);
+        return f;
+    }
+    uint16_t q;
+    memcpy(&q, h + i * 2, 2);
+    return dtype == KILN_DTYPE_F16 ? f16_to_f32(q) : bf16_to_f32(q);
+}
+
+int bench_sets_for(size_t bytes_per_set, int l2_bytes)
+{
+    return bytes_per_set >= 2 * (size_t)l2_bytes ? 2 : (int)(4 * (size_t)l2_bytes / bytes_per_set) + 2;
+}
