@@ -82,32 +82,24 @@ static kiln_status run_rotating(void *p, int i)
  * `sample` elements (whole rows), from the buffers of set 0. */
 static double check_sample(const bench_case *c, kiln_dtype dt, int64_t cols, const bufset *b, int64_t sample)
 {
-    const size_t es = bench_dtype_size(dt);
     const int nin = n_in(c->op);
-    unsigned char *h[4];
-    for (int k = 0; k <= nin; k++) {
-        h[k] = malloc((size_t)sample * es);
-        CHECK(cudaMemcpy(h[k], b->t[k], (size_t)sample * es, cudaMemcpyDeviceToHost));
-    }
-    unsigned char *hb = malloc((size_t)cols * es);
-    CHECK(cudaMemcpy(hb, b->bias, (size_t)cols * es, cudaMemcpyDeviceToHost));
-    double num = 0, den = 0;
+    double *h[4];
+    for (int k = 0; k <= nin; k++) h[k] = bench_download(b->t[k], sample, dt);
+    double *hb = bench_download(b->bias, cols, dt), *ref = malloc((size_t)sample * sizeof(double));
     for (int64_t i = 0; i < sample; i++) {
-        const double bias = c->bias ? bench_load(hb, i % cols, dt) : 0, a = bench_load(h[0], i, dt);
-        double ref;
+        const double bias = c->bias ? hb[i % cols] : 0, a = h[0][i];
         switch (c->op) {
-        case KILN_OP_ELEMENTWISE_FWD: ref = ref_act(c->act, a + bias); break;
-        case KILN_OP_ELEMENTWISE_BWD: ref = a * ref_act_grad(c->act, bench_load(h[1], i, dt) + bias); break;
-        case KILN_OP_GATED_FWD: ref = ref_act(c->act, a) * bench_load(h[1], i, dt); break;
-        default: ref = a * bench_load(h[2], i, dt) * ref_act_grad(c->act, bench_load(h[1], i, dt)); break;
+        case KILN_OP_ELEMENTWISE_FWD: ref[i] = ref_act(c->act, a + bias); break;
+        case KILN_OP_ELEMENTWISE_BWD: ref[i] = a * ref_act_grad(c->act, h[1][i] + bias); break;
+        case KILN_OP_GATED_FWD: ref[i] = ref_act(c->act, a) * h[1][i]; break;
+        default: ref[i] = a * h[2][i] * ref_act_grad(c->act, h[1][i]); break;
         }
-        const double got = bench_load(h[nin], i, dt);
-        num += (got - ref) * (got - ref);
-        den += ref * ref;
     }
+    const double err = bench_rel_err(h[nin], ref, sample);
     for (int k = 0; k <= nin; k++) free(h[k]);
     free(hb);
-    return isfinite(num) ? sqrt(num / den) : INFINITY;
+    free(ref);
+    return err;
 }
 
 int main(int argc, char **argv)

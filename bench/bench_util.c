@@ -1,6 +1,7 @@
 /*
  * bench_util.c: see bench_util.h.
  */
+#include <math.h>
 #include <string.h>
 
 #include "bench/bench_util.h"
@@ -99,4 +100,29 @@ double bench_load(const void *host, int64_t i, kiln_dtype dtype)
 int bench_sets_for(size_t bytes_per_set, int l2_bytes)
 {
     return bytes_per_set >= 2 * (size_t)l2_bytes ? 2 : (int)(4 * (size_t)l2_bytes / bytes_per_set) + 2;
+}
+
+double *bench_download(const void *dev, int64_t n, kiln_dtype dtype)
+{
+    const size_t es = bench_dtype_size(dtype);
+    unsigned char *h = malloc((size_t)n * es);
+    double *v = malloc((size_t)n * sizeof(double));
+    if (!h || !v) {
+        fprintf(stderr, "bench_download: out of host memory\n");
+        exit(1);
+    }
+    CHECK(cudaMemcpy(h, dev, (size_t)n * es, cudaMemcpyDeviceToHost));
+    for (int64_t i = 0; i < n; i++) v[i] = bench_load(h, i, dtype);
+    free(h);
+    return v;
+}
+
+double bench_rel_err(const double *got, const double *ref, int64_t n)
+{
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        num += (got[i] - ref[i]) * (got[i] - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    return isfinite(num) && isfinite(den) ? sqrt(num / den) : INFINITY;
 }

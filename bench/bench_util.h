@@ -55,6 +55,12 @@ double bench_load(const void *host, int64_t i, kiln_dtype dtype);
 
 size_t bench_dtype_size(kiln_dtype dtype);
 
+/* n elements of dtype from the device, widened to double (malloc'd; free it). */
+double *bench_download(const void *dev, int64_t n, kiln_dtype dtype);
+
+/* ‖got − ref‖₂ / ‖ref‖₂; Inf when either holds a NaN or an Inf. */
+double bench_rel_err(const double *got, const double *ref, int64_t n);
+
 /* Buffer sets to rotate so that one run's inputs (bytes per set) are not in
  * L2 from the run before. */
 int bench_sets_for(size_t bytes_per_set, int l2_bytes);

@@ -7,7 +7,7 @@ GB/s and kiln/peer ratios. Bytes are counted as the kiln bench counts them;
 each figure is the median of samples of 10 back-to-back calls, as in kiln's.
 
     python3 bench/peers.py --bench path/to/bench_elementwise
-    python3 bench/peers.py --bench path/to/bench_norm
+    python3 bench/peers.py --bench path/to/bench_norm [--only softmax]
 """
 import argparse
 import os
@@ -60,12 +60,39 @@ def _rms(s, t):
     return F.rms_norm(s, (s.shape[-1],), t["w"], 1e-5)
 
 
-# label -> (row tensors read + written, hidden-sized tensors read, function)
+def _fp8(y):
+    # kiln's e4m3 output: y·64, saturated to ±448.
+    return (y * 64.0).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
+
+
+def _ln_bwd(t):
+    # What autograd runs for F.layer_norm's backward.
+    return torch.ops.aten.native_layer_norm_backward(
+        t["dy"], t["x"], (t["x"].shape[-1],), t["mean"], t["rstd"], t["w"], t["b"], [True, True, True])
+
+
+def _rms_bwd(t):
+    # RMSNorm's backward written out (PyTorch has no fused kernel for it).
+    x, dy, rstd = t["x"].float(), t["dy"].float(), t["rstd"]
+    xh = x * rstd
+    g = dy * t["w"].float()
+    dx = rstd * (g - xh * (g * xh).mean(-1, keepdim=True))
+    return dx.to(t["x"].dtype), (dy * xh).sum(0).to(t["x"].dtype)
+
+
+# label -> (row tensors read + written, in bf16 elements: an FP8 one counts
+# half; hidden-sized tensors read or written, function)
 NORM = {
     "layernorm": (2, 2, lambda t: _ln(t["x"], t)),
     "rmsnorm": (2, 1, lambda t: _rms(t["x"], t)),
     "add+layernorm": (4, 2, _add_norm(_ln)),
     "add+rmsnorm": (4, 1, _add_norm(_rms)),
+    "rmsnorm->fp8": (1.5, 1, lambda t: _fp8(_rms(t["x"], t))),
+    "add+rmsnorm->fp8": (3.5, 1, lambda t: (lambda s: (s, _fp8(_rms(s, t))))(t["x"] + t["r"])),
+    "softmax": (2, 0, lambda t: torch.softmax(t["x"], -1)),
+    "log_softmax": (2, 0, lambda t: torch.log_softmax(t["x"], -1)),
+    "layernorm bwd": (3, 3, _ln_bwd),
+    "rmsnorm bwd": (3, 2, _rms_bwd),
 }
 
 
@@ -93,12 +120,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", required=True)
     ap.add_argument("--iters", type=int, default=50)
+    ap.add_argument("--only", help="passed on to the bench: the labels to run")
     ap.add_argument("--compile", default="all",
                     help="labels also timed through torch.compile (comma-separated, or 'all')")
     args = ap.parse_args()
     norm = "norm" in os.path.basename(args.bench)
 
-    out = subprocess.run([args.bench, "--iters", str(args.iters)], check=True, capture_output=True, text=True).stdout
+    cmd = [args.bench, "--iters", str(args.iters)] + (["--only", args.only] if args.only else [])
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     print(out, end="")
     kiln = {}
     for line in out.splitlines():
@@ -119,7 +148,13 @@ def main():
         t = {k: rand((rows, cols), gen, -2, 2, dt) for k in ("x", "g", "u", "dy", "r")}
         t["b"] = rand((cols,), gen, -0.5, 0.5, dt)
         t["w"] = rand((cols,), gen, 0.5, 1.5, dt)
+        if norm:
+            xf = t["x"].float()
+            t["mean"] = xf.mean(-1, keepdim=True)
+            t["rstd"] = torch.rsqrt(xf.var(-1, unbiased=False, keepdim=True) + 1e-5)
         for label, (nrow, nvec, fn) in peers.items():
+            if label not in {k for k, _ in kiln} and norm:
+                continue  # not in this run of kiln's bench (--only)
             moved = nrow * rows * cols * es + nvec * cols * es
             res = {"compile": float("nan")}
             modes = ("eager", "compile") if args.compile == "all" or label in args.compile.split(",") else ("eager",)

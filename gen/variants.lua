@@ -39,6 +39,40 @@ local function all(list)
   return names
 end
 
+-- Row sizes the row-wise families (norm, softmax) compile as constants; 0 is
+-- the generic variant for every other size.
+local row_shapes = { 512, 768, 1024, 2048, 2560, 4096, 5120, 8192, 12288, 16384, 0 }
+
+-- A row is split into 16-byte packs, held in registers from load to store,
+-- at most `max_elems` elements a thread. Forward kinds give a row of up to
+-- 256 packs one warp (4 rows a 128-thread block), a longer one a block sized
+-- for 4 packs a thread. `grouped` (backward) sizes the row's thread group for
+-- `max_elems` and packs groups into blocks of at least 256 threads.
+local function row_traits(v, max_elems, grouped)
+  local vec = 16 // v.dtype.bytes
+  if v.shape == 0 then
+    return { vec = vec, packs = 0, threads = 256, rows_per_block = 1, row_threads = 256,
+             packs_per_thread = 0, smem = 0 }
+  end
+  assert(v.shape % vec == 0, "hidden sizes are multiples of a pack")
+  local packs = v.shape // vec
+  local max_ppt = max_elems // vec
+  local row_threads
+  if grouped then
+    row_threads = math.max(32, ((packs + max_ppt - 1) // max_ppt + 31) // 32 * 32)
+  elseif packs <= 256 then
+    row_threads = 32
+  else
+    row_threads = ((packs // 4 + 31) // 32) * 32
+  end
+  assert(row_threads <= 1024, "a row fits one block")
+  local rows_per_block = grouped and math.max(1, 256 // row_threads) or (row_threads == 32 and 4 or 1)
+  local ppt = (packs + row_threads - 1) // row_threads
+  assert(ppt * vec <= max_elems, "register budget")
+  return { vec = vec, packs = packs, threads = row_threads * rows_per_block, rows_per_block = rows_per_block,
+           row_threads = row_threads, packs_per_thread = ppt, smem = 0 }
+end
+
 space.families = {
   {
     name = "elementwise",
@@ -76,15 +110,43 @@ space.families = {
   {
     name = "norm",
     template = "templates/norm.cu.tmpl",
-    -- LayerNorm and RMSNorm over the last dimension, with the fused
-    -- residual add (s = x + residual, s written out) and saved statistics.
+    -- LayerNorm and RMSNorm over the last dimension: the forward with the
+    -- fused residual add (s = x + residual, s written out) and saved
+    -- statistics, the same with an FP8 e4m3 output, and the backward.
     ops = {
       { name = "layernorm_fwd", enum = "KILN_OP_LAYERNORM_FWD" },
       { name = "rmsnorm_fwd", enum = "KILN_OP_RMSNORM_FWD" },
+      { name = "layernorm_fwd_fp8", enum = "KILN_OP_LAYERNORM_FWD_FP8", min_cc = 89 },
+      { name = "rmsnorm_fwd_fp8", enum = "KILN_OP_RMSNORM_FWD_FP8", min_cc = 89 },
+      { name = "layernorm_bwd", enum = "KILN_OP_LAYERNORM_BWD" },
+      { name = "rmsnorm_bwd", enum = "KILN_OP_RMSNORM_BWD" },
     },
     -- Hidden sizes held whole on chip as compile-time constants; 0 is the
     -- generic variant for every other size.
-    shapes = { 512, 768, 1024, 2048, 2560, 4096, 5120, 8192, 12288, 16384, 0 },
+    shapes = row_shapes,
+    shape_prefix = "h",
+    acts = { "none" },
+    dtypes = all(space.dtypes),
+    archs = all(space.archs),
+    exists = function(v)
+      return v.arch.cc >= v.dtype.min_cc and v.arch.cc >= (v.op.min_cc or 0)
+    end,
+    traits = function(v)
+      local bwd = v.op.name:find("_bwd") ~= nil
+      -- Backward: dx, dgamma and dbeta partials per element on top of s and
+      -- dy, so at most 16 elements a thread; several warps per row when
+      -- needed, rows packed into 256-thread blocks.
+      return row_traits(v, bwd and 16 or 64, bwd)
+    end,
+  },
+  {
+    name = "softmax",
+    template = "templates/softmax.cu.tmpl",
+    -- y = softmax(scale·x) or log-softmax over the last dimension.
+    ops = {
+      { name = "softmax_fwd", enum = "KILN_OP_SOFTMAX_FWD" },
+    },
+    shapes = row_shapes,
     shape_prefix = "h",
     acts = { "none" },
     dtypes = all(space.dtypes),
@@ -92,24 +154,8 @@ space.families = {
     exists = function(v)
       return v.arch.cc >= v.dtype.min_cc
     end,
-    -- A row is split into 16-byte packs. Up to 256 packs a row is one warp's
-    -- (4 rows a block); longer rows get a block, sized so each thread holds
-    -- at most 4 packs (32 f32 values for 16-bit types) in registers.
     traits = function(v)
-      local vec = 16 // v.dtype.bytes
-      if v.shape == 0 then
-        return { vec = vec, packs = 0, threads = 256, rows_per_block = 1, packs_per_thread = 0, smem = 0 }
-      end
-      assert(v.shape % vec == 0, "hidden sizes are multiples of a pack")
-      local packs = v.shape // vec
-      if packs <= 256 then
-        return { vec = vec, packs = packs, threads = 128, rows_per_block = 4,
-                 packs_per_thread = (packs + 31) // 32, smem = 0 }
-      end
-      local threads = ((packs // 4 + 31) // 32) * 32
-      assert(threads <= 1024, "a row fits one block")
-      return { vec = vec, packs = packs, threads = threads, rows_per_block = 1,
-               packs_per_thread = (packs + threads - 1) // threads, smem = 0 }
+      return row_traits(v, 64, false)
     end,
   },
 }

@@ -59,7 +59,12 @@ typedef enum kiln_op {
     KILN_OP_GATED_FWD = 2,
     KILN_OP_GATED_BWD = 3,
     KILN_OP_LAYERNORM_FWD = 4,
-    KILN_OP_RMSNORM_FWD = 5
+    KILN_OP_RMSNORM_FWD = 5,
+    KILN_OP_LAYERNORM_BWD = 6,
+    KILN_OP_RMSNORM_BWD = 7,
+    KILN_OP_LAYERNORM_FWD_FP8 = 8,
+    KILN_OP_RMSNORM_FWD_FP8 = 9,
+    KILN_OP_SOFTMAX_FWD = 10
 } kiln_op;
 
 /* A fixed string for a status ("KILN_STATUS_MISALIGNED: ..."). */
@@ -135,6 +140,62 @@ kiln_status kiln_layernorm_fwd(kiln_dtype dtype, int64_t rows, int64_t hidden, c
 kiln_status kiln_rmsnorm_fwd(kiln_dtype dtype, int64_t rows, int64_t hidden, const void *x, const void *residual,
                              const void *gamma, float eps, void *y, void *residual_out, float *rstd,
                              kiln_stream stream);
+
+/* FP8 output, to feed an FP8 GEMM: as above, but y is stored as e4m3 of
+ * y·y_scale, rounded to nearest and saturated to ±448 (an Inf saturates, a
+ * NaN stays NaN). y_amax, when not NULL, is raised to max |y| over the call
+ * (y before the scale; the caller sets its initial value, usually 0), for
+ * delayed-scaling recipes. x, residual, residual_out, gamma and beta are of
+ * dtype; y_e4m3 is one byte an element. Needs sm_89 or newer (the e4m3
+ * conversion instructions); older GPUs get KILN_STATUS_ARCH_MISMATCH. */
+kiln_status kiln_layernorm_fwd_fp8(kiln_dtype dtype, int64_t rows, int64_t hidden, const void *x,
+                                   const void *residual, const void *gamma, const void *beta, float eps,
+                                   float y_scale, void *y_e4m3, void *residual_out, float *mean, float *rstd,
+                                   float *y_amax, kiln_stream stream);
+
+kiln_status kiln_rmsnorm_fwd_fp8(kiln_dtype dtype, int64_t rows, int64_t hidden, const void *x,
+                                 const void *residual, const void *gamma, float eps, float y_scale, void *y_e4m3,
+                                 void *residual_out, float *rstd, float *y_amax, kiln_stream stream);
+
+/* Backward. s is the forward's normalized input (x + residual: residual_out,
+ * or x when there was no residual); mean and rstd are what the forward saved.
+ * With ŝ = (s - mean)·rstd (rmsnorm: s·rstd) and g = gamma·dy:
+ *   layernorm: dx = rstd·(g - mean_row(g) - ŝ·mean_row(g·ŝ))
+ *   rmsnorm:   dx = rstd·(g - ŝ·mean_row(g·ŝ))
+ *   dgamma = Σ_rows dy·ŝ,  dbeta = Σ_rows dy
+ * ds_extra, when not NULL, is the gradient that reached s along the residual
+ * stream; it is added to dx (the fused add's backward: dx is then the
+ * gradient of both x and residual). dgamma and dbeta may be NULL (gamma NULL
+ * means a scale of 1 and then dgamma must be NULL); they are stored in dtype.
+ * Their sums over rows go through per-block partial sums in the workspace and
+ * a second kernel that adds them in a fixed order: the same inputs give the
+ * same bits on the same GPU. dx may alias dy or ds_extra. The fixed-size
+ * variants cover the hidden sizes of the forward when every tensor is 16-byte
+ * aligned; the generic one, every other case. */
+kiln_status kiln_norm_bwd_workspace_size(kiln_dtype dtype, int64_t rows, int64_t hidden, int want_dgamma_dbeta,
+                                         size_t *bytes);
+
+kiln_status kiln_layernorm_bwd(kiln_dtype dtype, int64_t rows, int64_t hidden, const void *dy, const void *s,
+                               const void *gamma, const float *mean, const float *rstd, const void *ds_extra,
+                               void *dx, void *dgamma, void *dbeta, void *workspace, size_t workspace_bytes,
+                               kiln_stream stream);
+
+kiln_status kiln_rmsnorm_bwd(kiln_dtype dtype, int64_t rows, int64_t hidden, const void *dy, const void *s,
+                             const void *gamma, const float *rstd, const void *ds_extra, void *dx, void *dgamma,
+                             void *workspace, size_t workspace_bytes, kiln_stream stream);
+
+/* ---- Softmax -------------------------------------------------------------
+ * x, y: [rows, cols]. y = softmax(scale·x) over each row, or its logarithm
+ * when `log` is not 0 (log-softmax, computed as scale·x - max - log Σ exp,
+ * never as the log of a rounded probability). f32 math, the row held on chip
+ * for the sizes the norms have variants for, two passes with an online max
+ * for any other size. scale must be finite and not 0 (a negative one is a
+ * softmin). A row holding a NaN, a +Inf, or only -Inf comes out all NaN, as
+ * IEEE arithmetic on the formula gives; a -Inf among finite values gives 0
+ * (log: -Inf). y may alias x.
+ */
+kiln_status kiln_softmax_fwd(kiln_dtype dtype, int64_t rows, int64_t cols, const void *x, float scale, int log,
+                             void *y, kiln_stream stream);
 
 /* ---- Variants --------------------------------------------------------------
  * The selection table holds every variant the build compiled. A call picks,

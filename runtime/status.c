@@ -70,6 +70,11 @@ const char *kiln_op_name(kiln_op op)
     case KILN_OP_GATED_BWD: return "gated_bwd";
     case KILN_OP_LAYERNORM_FWD: return "layernorm_fwd";
     case KILN_OP_RMSNORM_FWD: return "rmsnorm_fwd";
+    case KILN_OP_LAYERNORM_BWD: return "layernorm_bwd";
+    case KILN_OP_RMSNORM_BWD: return "rmsnorm_bwd";
+    case KILN_OP_LAYERNORM_FWD_FP8: return "layernorm_fwd_fp8";
+    case KILN_OP_RMSNORM_FWD_FP8: return "rmsnorm_fwd_fp8";
+    case KILN_OP_SOFTMAX_FWD: return "softmax_fwd";
     }
     return "unknown";
 }

@@ -37,18 +37,6 @@ static void fill(double *v, int64_t n, double lo, double hi)
 }
 
 /* Runs after a launch: the call's status, then the device's. */
-static int finished(kiln_status st, const char *what)
-{
-    if (st != KILN_STATUS_SUCCESS) {
-        tap_diag("%s: %s: %s", what, kiln_status_string(st), kiln_last_error());
-        return 0;
-    }
-    cudaError_t e = cudaDeviceSynchronize();
-    if (e == cudaSuccess) e = cudaGetLastError();
-    if (e != cudaSuccess) tap_bail("%s: %s", what, cudaGetErrorString(e));
-    return 1;
-}
-
 static int judge(const kiln_variant_info *v, const char *label, const dbuf *out, const double *ref, int ran)
 {
     double *got = hbuf(out->n);
@@ -248,52 +236,26 @@ static void run_gated(const kiln_variant_info *v)
     }
 }
 
-static int is_elementwise(kiln_op op)
+static int is_elementwise(const kiln_variant_info *v)
 {
-    return op == KILN_OP_ELEMENTWISE_FWD || op == KILN_OP_ELEMENTWISE_BWD || op == KILN_OP_GATED_FWD ||
-           op == KILN_OP_GATED_BWD;
+    return v->op == KILN_OP_ELEMENTWISE_FWD || v->op == KILN_OP_ELEMENTWISE_BWD || v->op == KILN_OP_GATED_FWD ||
+           v->op == KILN_OP_GATED_BWD;
+}
+
+static void run_variant(const kiln_variant_info *v)
+{
+    if (v->op == KILN_OP_GATED_FWD || v->op == KILN_OP_GATED_BWD) run_gated(v);
+    else run_elementwise(v);
+    if (v->op == KILN_OP_ELEMENTWISE_BWD) run_dbias_repeatable(v);
 }
 
 int main(void)
 {
     tap_plan_late();
-    const char *filter = getenv("KILN_TEST_FILTER");
-    char why[256];
-    const int gpu = gpu_available(why, sizeof why);
-    int cc = 0;
-    if (gpu) {
-        struct cudaDeviceProp prop;
-        CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-        cc = prop.major * 10 + prop.minor;
-        tap_diag("device: %s, sm_%d, %d SMs", prop.name, cc, prop.multiProcessorCount);
-        R.s = test_seed();
-    }
-    int tested = 0, listed = 0;
-    for (int i = 0; i < kiln_variant_count(); i++) {
-        kiln_variant_info v;
-        if (kiln_variant_get(i, &v) != KILN_STATUS_SUCCESS) tap_bail("kiln_variant_get(%d): %s", i, kiln_last_error());
-        if (!is_elementwise(v.op) || (filter && !strstr(v.name, filter))) continue;
-        listed++;
-        if (!gpu) {
-            tap_skip(why, "%s", v.name);
-            continue;
-        }
-        const kiln_variant *tv = &kiln_variant_table[i];
-        if (!kiln_variant_runs_on(tv, cc)) {
-            char reason[64];
-            snprintf(reason, sizeof reason, "carries no code for sm_%d", cc);
-            tap_skip(reason, "%s", v.name);
-            continue;
-        }
-        if (kiln_force_variant(v.name) != KILN_STATUS_SUCCESS) tap_bail("%s", kiln_last_error());
-        if (v.op == KILN_OP_GATED_FWD || v.op == KILN_OP_GATED_BWD) run_gated(&v);
-        else run_elementwise(&v);
-        if (v.op == KILN_OP_ELEMENTWISE_BWD) run_dbias_repeatable(&v);
-        tap_ok(strcmp(kiln_last_variant(), v.name) == 0, "%s ran as forced (last variant %s)", v.name,
-               kiln_last_variant());
-        kiln_force_variant(NULL);
-        tested++;
-    }
+    const sweep sw = {"elementwise", is_elementwise, run_variant};
+    int tested;
+    const int cc = gpu_sweep(&sw, &R, &tested);
+    const int gpu = cc > 0;
     if (gpu) {
         /* Unforced, selection takes the highest arch this GPU runs. */
         double x[64];
@@ -314,6 +276,5 @@ int main(void)
                "selection on sm_%d picks %s (got %s)", cc, want, kiln_last_variant());
         dbuf_free(&dx);
     }
-    tap_diag("%d of %d elementwise variants tested on the GPU", tested, listed);
     return tap_done();
 }

@@ -175,3 +175,61 @@ int within_tolerance(err e, kiln_dtype dtype)
     const double rt = tol_rel(dtype);
     return e.max_abs <= tol_abs(dtype) || (e.rel <= rt && e.max_abs <= 4 * rt * (e.ref_max > 1 ? e.ref_max : 1));
 }
+
+int within_tolerance_k(err e, kiln_dtype dtype, double k)
+{
+    const double rt = k * tol_rel(dtype);
+    return e.max_abs <= k * tol_abs(dtype) || (e.rel <= rt && e.max_abs <= 4 * rt * (e.ref_max > 1 ? e.ref_max : 1));
+}
+
+int finished(kiln_status st, const char *what)
+{
+    if (st != KILN_STATUS_SUCCESS) {
+        tap_diag("%s: %s: %s", what, kiln_status_string(st), kiln_last_error());
+        return 0;
+    }
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) e = cudaGetLastError();
+    if (e != cudaSuccess) tap_bail("%s: %s", what, cudaGetErrorString(e));
+    return 1;
+}
+
+int gpu_sweep(const sweep *s, rng *r, int *tested)
+{
+    const char *filter = getenv("KILN_TEST_FILTER");
+    char why[256];
+    const int gpu = gpu_available(why, sizeof why);
+    int cc = 0, listed = 0;
+    *tested = 0;
+    if (gpu) {
+        struct cudaDeviceProp prop;
+        CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+        cc = prop.major * 10 + prop.minor;
+        tap_diag("device: %s, sm_%d, %d SMs", prop.name, cc, prop.multiProcessorCount);
+        r->s = test_seed();
+    }
+    for (int i = 0; i < kiln_variant_count(); i++) {
+        kiln_variant_info v;
+        if (kiln_variant_get(i, &v) != KILN_STATUS_SUCCESS) tap_bail("kiln_variant_get(%d): %s", i, kiln_last_error());
+        if (!s->match(&v) || (filter && !strstr(v.name, filter))) continue;
+        listed++;
+        if (!gpu) {
+            tap_skip(why, "%s", v.name);
+            continue;
+        }
+        if (!kiln_variant_runs_on(&kiln_variant_table[i], cc)) {
+            char reason[64];
+            snprintf(reason, sizeof reason, "carries no code for sm_%d", cc);
+            tap_skip(reason, "%s", v.name);
+            continue;
+        }
+        if (kiln_force_variant(v.name) != KILN_STATUS_SUCCESS) tap_bail("%s", kiln_last_error());
+        s->run(&v);
+        tap_ok(strcmp(kiln_last_variant(), v.name) == 0, "%s ran as forced (last variant %s)", v.name,
+               kiln_last_variant());
+        kiln_force_variant(NULL);
+        (*tested)++;
+    }
+    tap_diag("%d of %d %s variants tested on the GPU", *tested, listed, s->family);
+    return cc;
+}

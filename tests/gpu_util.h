@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include "runtime/kiln.h"
+#include "runtime/variant.h"
 #include "tests/tap.h"
 
 #define CUDA_CHECK(call)                                                                                   \
@@ -67,5 +68,24 @@ err compare(const double *out, const double *ref, int64_t n);
 double tol_rel(kiln_dtype dtype);
 double tol_abs(kiln_dtype dtype);
 int within_tolerance(err e, kiln_dtype dtype);
+/* The same with tol_rel and tol_abs times k, for results that sum many terms. */
+int within_tolerance_k(err e, kiln_dtype dtype, double k);
+
+/* After a kiln call: 0 (with a diagnostic) when it returned a failure, else
+ * 1 once the GPU has finished it without an error (a CUDA error bails out). */
+int finished(kiln_status st, const char *what);
+
+/* The per-variant sweep of a GPU test: every variant of the table that
+ * `match` accepts and KILN_TEST_FILTER (a substring) admits is forced by name
+ * and handed to `run`, which checks it (TAP lines); then the sweep checks
+ * that the variant ran as forced. Without a GPU, or for a variant with no
+ * code for this GPU, a # SKIP line. Returns the GPU's compute capability
+ * (0: none) after seeding `r`; `tested` gets the variants run. */
+typedef struct sweep {
+    const char *family;                      /* for the summary line */
+    int (*match)(const kiln_variant_info *v);
+    void (*run)(const kiln_variant_info *v);
+} sweep;
+int gpu_sweep(const sweep *s, rng *r, int *tested);
 
 #endif /* KILN_TESTS_GPU_UTIL_H */

@@ -1,10 +1,12 @@
 /*
  * half.h: f16 and bf16 on the host, in C, for tests and benchmarks: rounding
- * to nearest even from float, and exact widening to float.
+ * to nearest even from float, and exact widening to float; FP8 e4m3 decoding
+ * and its spacing.
  */
 #ifndef KILN_TESTS_HALF_H
 #define KILN_TESTS_HALF_H
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -64,6 +66,25 @@ static inline float f16_to_f32(uint16_t h)
     }
     if (e == 31) return bits_f32(sign | 0x7f800000u | (m << 13));
     return bits_f32(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+/* e4m3 (OCP FP8, no infinities): 4 exponent bits of bias 7, 3 mantissa bits;
+ * S.1111.111 is NaN; the largest finite value is 448. */
+static inline double e4m3_to_f64(uint8_t b)
+{
+    const int e = (b >> 3) & 15, m = b & 7;
+    if (e == 15 && m == 7) return NAN;
+    const double v = e == 0 ? ldexp(m, -9) : ldexp(8 + m, e - 10);
+    return (b & 0x80) ? -v : v;
+}
+
+/* The spacing of e4m3 values at magnitude |v| (below 448). */
+static inline double e4m3_ulp(double v)
+{
+    int e;
+    if (fabs(v) < ldexp(1, -6)) return ldexp(1, -9);
+    frexp(fabs(v), &e); /* |v| = f·2^e, f in [0.5, 1) */
+    return ldexp(1, e - 4);
 }
 
 #endif /* KILN_TESTS_HALF_H */

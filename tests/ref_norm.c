@@ -26,3 +26,41 @@ void ref_norm_fwd(int rms, int64_t rows, int64_t hidden, const double *x, const 
             y[r * hidden + i] = (s[i] - m) * rs * (gamma ? gamma[i] : 1) + (!rms && beta ? beta[i] : 0);
     }
 }
+
+void ref_norm_bwd(int rms, int64_t rows, int64_t hidden, const double *dy, const double *s, const double *gamma,
+                  const double *mean, const double *rstd, const double *ds_extra, double *dx, double *dgamma,
+                  double *dbeta)
+{
+    for (int64_t i = 0; i < hidden; i++) dgamma[i] = dbeta[i] = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        const double m = rms ? 0 : mean[r], rs = rstd[r];
+        const double *sr = s + r * hidden, *d = dy + r * hidden;
+        double c1 = 0, c2 = 0;
+        for (int64_t i = 0; i < hidden; i++) {
+            const double w = (gamma ? gamma[i] : 1) * d[i];
+            c1 += w * (sr[i] - m) * rs;
+            c2 += w;
+        }
+        c1 /= (double)hidden;
+        c2 = rms ? 0 : c2 / (double)hidden;
+        for (int64_t i = 0; i < hidden; i++) {
+            const double xh = (sr[i] - m) * rs, w = (gamma ? gamma[i] : 1) * d[i];
+            dx[r * hidden + i] = rs * (w - xh * c1 - c2) + (ds_extra ? ds_extra[r * hidden + i] : 0);
+            dgamma[i] += d[i] * xh;
+            dbeta[i] += d[i];
+        }
+    }
+}
+
+void ref_softmax(int64_t rows, int64_t cols, const double *x, double scale, int want_log, double *y)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const double *xr = x + r * cols;
+        double m = -INFINITY, sum = 0;
+        for (int64_t i = 0; i < cols; i++)
+            if (scale * xr[i] > m) m = scale * xr[i];
+        for (int64_t i = 0; i < cols; i++) sum += exp(scale * xr[i] - m);
+        for (int64_t i = 0; i < cols; i++)
+            y[r * cols + i] = want_log ? scale * xr[i] - m - log(sum) : exp(scale * xr[i] - m) / sum;
+    }
+}

@@ -1,7 +1,7 @@
 /*
  * runtime_test.c: the runtime's CPU cases, which run with or without a GPU:
  * selection over a fake table and fake devices, the generated table itself,
- * forcing by name, every argument check of the elementwise entry points (each
+ * forcing by name, the argument checks of every entry point (each
  * must fail before any CUDA call, with its status and a message naming the
  * argument), the status strings, and the references against known values.
  *
@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "runtime/kiln.h"
+#include "runtime/norm.h"
 #include "runtime/variant.h"
 #include "tests/half.h"
 #include "tests/ref_elementwise.h"
@@ -117,15 +118,17 @@ static void test_shape_selection(void)
 
 static void test_table(void)
 {
-    int bad = 0, ops[6] = {0, 0, 0, 0, 0, 0};
+    int bad = 0, ops[11] = {0}, fp8_archs = 0;
     for (int i = 0; i < kiln_variant_table_size; i++) {
         const kiln_variant *v = &kiln_variant_table[i];
-        if (v->op >= 0 && v->op < 6) ops[v->op]++;
+        if (v->op >= 0 && v->op < 11) ops[v->op]++;
+        if (v->arch >= 89) fp8_archs = 1;
         /* Each variant runs on the arch it was written for, unless the
          * toolkit could not target it (then it says so with PTX > arch). */
         const int runs = kiln_variant_runs_on(v, v->arch);
         if (!(runs || (v->sass_arch == 0 && v->ptx_arch > v->arch)) || v->launch == NULL || v->attributes == NULL ||
-            (v->dtype == KILN_DTYPE_BF16 && v->arch < 80)) {
+            (v->dtype == KILN_DTYPE_BF16 && v->arch < 80) ||
+            ((v->op == KILN_OP_LAYERNORM_FWD_FP8 || v->op == KILN_OP_RMSNORM_FWD_FP8) && v->arch < 89)) {
             tap_diag("bad record %s", v->name);
             bad++;
         }
@@ -135,7 +138,11 @@ static void test_table(void)
     tap_ok(kiln_variant_table_size > 0 && bad == 0, "the table's %d records are sound and unique", kiln_variant_table_size);
     tap_ok(ops[0] && ops[1] && ops[2] && ops[3], "the table has every elementwise op (%d/%d/%d/%d)", ops[0], ops[1],
            ops[2], ops[3]);
-    tap_ok(ops[4] && ops[5], "the table has both norm ops (%d/%d)", ops[4], ops[5]);
+    tap_ok(ops[4] && ops[5] && ops[6] && ops[7], "the table has the norm ops (%d/%d/%d/%d)", ops[4], ops[5], ops[6],
+           ops[7]);
+    tap_ok(fp8_archs ? ops[8] && ops[9] : !ops[8] && !ops[9], "FP8 norm variants exactly when sm_89+ is built (%d/%d)",
+           ops[8], ops[9]);
+    tap_ok(ops[10] > 0, "the table has softmax (%d)", ops[10]);
     kiln_variant_info info;
     tap_ok(kiln_variant_get(kiln_variant_count(), &info) == KILN_STATUS_INVALID_VALUE, "kiln_variant_get past the end");
     tap_ok(kiln_force_variant("no_such_variant") == KILN_STATUS_VARIANT_NOT_FOUND &&
@@ -235,6 +242,56 @@ static void test_validation(void)
            "rows", "rmsnorm rows past 2^31");
     expect(kiln_rmsnorm_fwd((kiln_dtype)3, 4, 768, a, NULL, NULL, 1e-5f, b, NULL, NULL, NULL), KILN_STATUS_NOT_SUPPORTED,
            "dtype 3", "rmsnorm unknown dtype");
+
+    /* FP8 output: y_e4m3 is one byte an element, so it can never take x's place. */
+    expect(kiln_rmsnorm_fwd_fp8(h, 4, 768, a, NULL, NULL, 1e-5f, 0.0f, b, NULL, NULL, NULL, NULL),
+           KILN_STATUS_INVALID_VALUE, "y_scale is 0", "rmsnorm fp8 zero scale");
+    expect(kiln_rmsnorm_fwd_fp8(h, 4, 768, a, NULL, NULL, 1e-5f, INFINITY, b, NULL, NULL, NULL, NULL),
+           KILN_STATUS_INVALID_VALUE, "y_scale", "rmsnorm fp8 infinite scale");
+    expect(kiln_rmsnorm_fwd_fp8(h, 4, 768, a, NULL, NULL, 1e-5f, 1.0f, a, NULL, NULL, NULL, NULL),
+           KILN_STATUS_INVALID_VALUE, "y_e4m3 overlaps x", "rmsnorm fp8 in place");
+    expect(kiln_layernorm_fwd_fp8(h, 4, 768, a, NULL, NULL, NULL, 1e-5f, 1.0f, NULL, NULL, NULL, NULL, NULL, NULL),
+           KILN_STATUS_INVALID_VALUE, "y_e4m3 is NULL", "layernorm fp8 y NULL");
+    expect(kiln_layernorm_fwd_fp8(h, 4, 768, a, NULL, NULL, NULL, 1e-5f, 1.0f, b, NULL, NULL, NULL,
+                                  (float *)((char *)st + 1), NULL),
+           KILN_STATUS_MISALIGNED, "y_amax", "layernorm fp8 y_amax misaligned");
+    expect(kiln_layernorm_fwd_fp8(h, 4, 768, a, NULL, NULL, NULL, 1e-5f, 1.0f, b, NULL, NULL, NULL, (float *)b, NULL),
+           KILN_STATUS_INVALID_VALUE, "y_amax overlaps y_e4m3", "layernorm fp8 y_amax inside y");
+
+    /* Backward. */
+    need = 1;
+    tap_ok(kiln_norm_bwd_workspace_size(h, 100, 768, 0, &need) == KILN_STATUS_SUCCESS && need == 0,
+           "norm bwd workspace without dgamma / dbeta is 0");
+    expect(kiln_norm_bwd_workspace_size(h, 0, 768, 1, &need), KILN_STATUS_INVALID_VALUE, "rows is 0",
+           "norm bwd workspace rows 0");
+    tap_ok(kiln_norm_bwd_max_partials(8192, 132) == 264 && kiln_norm_bwd_max_partials(1000, 132) == 63 &&
+               kiln_norm_bwd_max_partials(1, 132) == 1,
+           "norm bwd partials: two an SM, at least 16 rows each");
+    expect(kiln_layernorm_bwd(h, 4, 768, a, b, NULL, NULL, st, NULL, c, NULL, NULL, NULL, 0, NULL),
+           KILN_STATUS_INVALID_VALUE, "mean is NULL", "layernorm bwd without mean");
+    expect(kiln_rmsnorm_bwd(h, 4, 768, a, b, NULL, NULL, NULL, c, NULL, NULL, 0, NULL), KILN_STATUS_INVALID_VALUE,
+           "rstd is NULL", "rmsnorm bwd without rstd");
+    expect(kiln_rmsnorm_bwd(h, 4, 768, a, b, NULL, st, NULL, c, ws, NULL, 0, NULL), KILN_STATUS_INVALID_VALUE,
+           "gamma is NULL", "rmsnorm bwd dgamma without gamma");
+    expect(kiln_rmsnorm_bwd(h, 4, 768, a, b, ws, st, NULL, b, NULL, NULL, 0, NULL), KILN_STATUS_INVALID_VALUE,
+           "dx overlaps s", "rmsnorm bwd dx over s");
+    expect(kiln_rmsnorm_bwd(h, 4, 768, a, b, ws, st, NULL, (char *)a + 2, NULL, NULL, 0, NULL),
+           KILN_STATUS_INVALID_VALUE, "dx overlaps dy", "rmsnorm bwd dx partly over dy");
+    expect(kiln_rmsnorm_bwd(h, 4, 768, a, b, ws, st, odd, c, NULL, NULL, 0, NULL), KILN_STATUS_MISALIGNED, "ds_extra",
+           "rmsnorm bwd ds_extra misaligned");
+    expect(kiln_layernorm_bwd(h, 4, 768, a, b, ws, st, st + 64, NULL, c, (char *)ws + 4, NULL, NULL, 0, NULL),
+           KILN_STATUS_INVALID_VALUE, "dgamma overlaps gamma", "layernorm bwd dgamma over gamma");
+
+    /* Softmax. */
+    expect(kiln_softmax_fwd(h, 4, 768, a, 0.0f, 0, b, NULL), KILN_STATUS_INVALID_VALUE, "scale is 0", "softmax scale 0");
+    expect(kiln_softmax_fwd(h, 4, 768, a, NAN, 0, b, NULL), KILN_STATUS_INVALID_VALUE, "scale", "softmax NaN scale");
+    expect(kiln_softmax_fwd(h, 0, 768, a, 1.0f, 0, b, NULL), KILN_STATUS_INVALID_VALUE, "rows is 0", "softmax rows 0");
+    expect(kiln_softmax_fwd(h, 4, 0, a, 1.0f, 0, b, NULL), KILN_STATUS_INVALID_VALUE, "cols is 0", "softmax cols 0");
+    expect(kiln_softmax_fwd(h, 4, 768, odd, 1.0f, 0, b, NULL), KILN_STATUS_MISALIGNED, "x", "softmax x misaligned");
+    expect(kiln_softmax_fwd(h, 4, 768, a, 1.0f, 1, (char *)a + 64, NULL), KILN_STATUS_INVALID_VALUE, "y overlaps x",
+           "softmax y partly over x");
+    expect(kiln_softmax_fwd((kiln_dtype)5, 4, 768, a, 1.0f, 0, b, NULL), KILN_STATUS_NOT_SUPPORTED, "dtype 5",
+           "softmax unknown dtype");
 }
 
 /* Each thread keeps its own message: two threads fail different checks many
