@@ -8,6 +8,7 @@ each figure is the median of samples of 10 back-to-back calls, as in kiln's.
 
     python3 bench/peers.py --bench path/to/bench_elementwise
     python3 bench/peers.py --bench path/to/bench_norm [--only softmax]
+    python3 bench/peers.py --bench path/to/bench_attention --iters 10
 """
 import argparse
 import os
@@ -116,6 +117,33 @@ def rand(shape, gen, lo, hi, dtype):
     return (torch.rand(shape, device="cuda", dtype=torch.float32, generator=gen) * (hi - lo) + lo).to(dtype)
 
 
+def attention_peers(out, iters):
+    """SDPA's flash, cuDNN and memory-efficient backends on kiln's shapes."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+                "efficient": SDPBackend.EFFICIENT_ATTENTION}
+    print(f"\n{'mask':8s} {'hdim':>5s} {'kiln':>8s} " + " ".join(f"{b:>10s}" for b in backends) + "   (TFLOP/s)")
+    for line in out.splitlines():
+        if not (line.startswith("BENCH op=attention") and "selected=1" in line):
+            continue
+        f = dict(kv.split("=", 1) for kv in line.split()[1:])
+        b, h, s, d = int(f["batch"]), int(f["heads"]), int(f["seq"]), int(f["hdim"])
+        causal = f["mask"] == "causal"
+        dt = torch.bfloat16 if f["dtype"] == "bf16" else torch.float16
+        q, k, v = (torch.rand(b, s, h, d, device="cuda", dtype=dt).sub_(0.5).transpose(1, 2) for _ in range(3))
+        flops = 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
+        res = {}
+        for name, be in backends.items():
+            try:
+                with sdpa_kernel([be]):
+                    ms = bench(lambda t: F.scaled_dot_product_attention(q, k, v, is_causal=causal), None, iters)
+                res[name] = flops / (ms * 1e-3) / 1e12
+            except RuntimeError:
+                res[name] = float("nan")
+            print(f"PEER op=attention mask={f['mask']} hdim={d} peer=sdpa_{name} TFLOPs={res[name]:.1f}")
+        print(f"{f['mask']:8s} {d:5d} {float(f['TFLOPs']):8.1f} " + " ".join(f"{res[n]:10.1f}" for n in backends))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", required=True)
@@ -129,6 +157,9 @@ def main():
     cmd = [args.bench, "--iters", str(args.iters)] + (["--only", args.only] if args.only else [])
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     print(out, end="")
+    if "attention" in os.path.basename(args.bench):
+        attention_peers(out, args.iters)
+        return
     kiln = {}
     for line in out.splitlines():
         if line.startswith("BENCH ") and "selected=1" in line:

@@ -158,6 +158,33 @@ space.families = {
       return row_traits(v, 64, false)
     end,
   },
+  {
+    name = "attention",
+    template = "templates/attention.cu.tmpl",
+    -- O = softmax(scale·Q·Kᵀ + mask)·V, FlashAttention-style. The sm_80 path
+    -- (mma.sync m16n8k16) for sm_80 … sm_90; Volta's and Turing's paths are
+    -- still to come, so their archs have no variant.
+    ops = {
+      { name = "attention_fwd", enum = "KILN_OP_ATTENTION_FWD" },
+    },
+    shapes = { 32, 64, 80, 96, 128, 160, 192, 256 },
+    shape_prefix = "h",
+    acts = { "none" },
+    dtypes = { "f16", "bf16" },
+    archs = all(space.archs),
+    exists = function(v)
+      return v.arch.cc >= 80
+    end,
+    -- 4 warps of 16 query rows; 64 keys a step, 32 past head dim 128 where
+    -- the O accumulators take 128 registers. Shared memory: Q, K and V
+    -- tiles, rows padded to 64 elements for the swizzle.
+    traits = function(v)
+      local block_m, block_n = 64, v.shape <= 128 and 64 or 32
+      local dp = (v.shape + 63) // 64 * 64
+      return { block_m = block_m, block_n = block_n, threads = block_m // 16 * 32,
+               smem = (block_m + 2 * block_n) * dp * v.dtype.bytes }
+    end,
+  },
 }
 
 return space

@@ -64,7 +64,8 @@ typedef enum kiln_op {
     KILN_OP_RMSNORM_BWD = 7,
     KILN_OP_LAYERNORM_FWD_FP8 = 8,
     KILN_OP_RMSNORM_FWD_FP8 = 9,
-    KILN_OP_SOFTMAX_FWD = 10
+    KILN_OP_SOFTMAX_FWD = 10,
+    KILN_OP_ATTENTION_FWD = 11
 } kiln_op;
 
 /* A fixed string for a status ("KILN_STATUS_MISALIGNED: ..."). */
@@ -196,6 +197,39 @@ kiln_status kiln_rmsnorm_bwd(kiln_dtype dtype, int64_t rows, int64_t hidden, con
  */
 kiln_status kiln_softmax_fwd(kiln_dtype dtype, int64_t rows, int64_t cols, const void *x, float scale, int log,
                              void *y, kiln_stream stream);
+
+/* ---- Attention -----------------------------------------------------------
+ * O = softmax(scale·Q·Kᵀ + mask)·V per (batch, head), tile by tile with an
+ * online softmax (the seq_q × seq_k matrix never exists), f32 accumulation.
+ * Q, O: [batch][seq_q][heads_q][head_dim] and K, V: [batch][seq_k][heads_kv]
+ * [head_dim] as strides say (elements; BSHD and BHSD both fit), the last
+ * dimension contiguous. heads_q is a multiple of heads_kv (GQA, MQA): query
+ * head h reads kv head h / (heads_q / heads_kv).
+ * Masks: keys past seq_k; causal (aligned bottom-right: query i sees keys
+ * j ≤ i + seq_k − seq_q); a sliding window (window_left, window_right: keys
+ * i + seq_k − seq_q − left ≤ j ≤ … + right; −1 for unbounded); causal is the
+ * window (−1, 0). A query row that sees no key gets O = 0 and lse = −Inf.
+ * Variable lengths: cu_seqlens_q / cu_seqlens_k (device, batch + 1 int32
+ * offsets) give each sequence's rows in a packed [total][heads][head_dim]
+ * tensor; seq_q / seq_k are then the longest, and the batch stride unused.
+ * lse (optional, f32): the natural log of Σ exp(scale·s) per row, at
+ * [batch][heads_q][seq_q] (varlen: [heads_q][total_q]).
+ * Head dims 32, 64, 80, 96, 128, 160, 192, 256 are compiled; any other up to
+ * 256 runs on the next one with the padding handled inside. f16 and bf16 on
+ * sm_80 … sm_90; tensors 16-byte aligned and strides multiples of 8. */
+typedef struct kiln_attention_params {
+    int batch, seq_q, seq_k, heads_q, heads_kv, head_dim;
+    const void *q, *k, *v;
+    void *o;
+    int64_t q_stride[3], k_stride[3], v_stride[3], o_stride[3]; /* batch, seq, head */
+    float scale;            /* usually 1/√head_dim */
+    int causal;
+    int window_left, window_right;  /* −1: unbounded; with causal, window_right must be −1 or 0 */
+    const int32_t *cu_seqlens_q, *cu_seqlens_k; /* both NULL, or both given */
+    float *lse;
+} kiln_attention_params;
+
+kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *params, kiln_stream stream);
 
 /* ---- Variants --------------------------------------------------------------
  * The selection table holds every variant the build compiled. A call picks,

@@ -75,6 +75,7 @@ const char *kiln_op_name(kiln_op op)
     case KILN_OP_LAYERNORM_FWD_FP8: return "layernorm_fwd_fp8";
     case KILN_OP_RMSNORM_FWD_FP8: return "rmsnorm_fwd_fp8";
     case KILN_OP_SOFTMAX_FWD: return "softmax_fwd";
+    case KILN_OP_ATTENTION_FWD: return "attention_fwd";
     }
     return "unknown";
 }

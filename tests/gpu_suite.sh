@@ -18,7 +18,7 @@ if [ "${1:-}" = "--pack" ]; then
   mkdir -p "$stage"
   cp -f bazel-bin/tests/elementwise_test bazel-bin/tests/norm_test bazel-bin/tests/runtime_test \
         bazel-bin/tests/env_variant_test bazel-bin/runtime/kiln_variants bazel-bin/bench/bench_elementwise \
-        bazel-bin/bench/bench_norm bench/peers.py tests/gpu_suite.sh "$stage/"
+        bazel-bin/bench/bench_norm bazel-bin/bench/bench_attention bench/peers.py tests/gpu_suite.sh "$stage/"
   chmod u+w "$stage"/*
   tar -C "$(dirname "$stage")" -cf - kiln-gpu | xz -T2 --lzma2=preset=6,dict=192MiB > "$out"
   rm -rf "$(dirname "$stage")"

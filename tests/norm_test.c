@@ -279,7 +279,7 @@ static const bwd_case bwd_fixed_cases[] = {
     {131, 0, 1, 1, 0, 0, 0},   /* few blocks: several rows a partial sum */
     {33, 0, 0, 0, 0, 0, 0},    /* no gamma: no dgamma, no workspace */
     {17, 0, 1, 0, 1, 1, 0},    /* dx over dy, no dgamma / dbeta */
-    {1000, 0, 1, 1, 1, 0, 0},
+    {300, 0, 1, 1, 1, 0, 0},
 };
 
 static const bwd_case bwd_generic_cases[] = {

@@ -118,11 +118,12 @@ static void test_shape_selection(void)
 
 static void test_table(void)
 {
-    int bad = 0, ops[11] = {0}, fp8_archs = 0;
+    int bad = 0, ops[12] = {0}, fp8_archs = 0, mma_archs = 0;
     for (int i = 0; i < kiln_variant_table_size; i++) {
         const kiln_variant *v = &kiln_variant_table[i];
-        if (v->op >= 0 && v->op < 11) ops[v->op]++;
+        if (v->op >= 0 && v->op < 12) ops[v->op]++;
         if (v->arch >= 89) fp8_archs = 1;
+        if (v->arch >= 80) mma_archs = 1;
         /* Each variant runs on the arch it was written for, unless the
          * toolkit could not target it (then it says so with PTX > arch). */
         const int runs = kiln_variant_runs_on(v, v->arch);
@@ -143,6 +144,7 @@ static void test_table(void)
     tap_ok(fp8_archs ? ops[8] && ops[9] : !ops[8] && !ops[9], "FP8 norm variants exactly when sm_89+ is built (%d/%d)",
            ops[8], ops[9]);
     tap_ok(ops[10] > 0, "the table has softmax (%d)", ops[10]);
+    tap_ok(mma_archs ? ops[11] > 0 : ops[11] == 0, "attention variants exactly when sm_80+ is built (%d)", ops[11]);
     kiln_variant_info info;
     tap_ok(kiln_variant_get(kiln_variant_count(), &info) == KILN_STATUS_INVALID_VALUE, "kiln_variant_get past the end");
     tap_ok(kiln_force_variant("no_such_variant") == KILN_STATUS_VARIANT_NOT_FOUND &&
@@ -292,6 +294,31 @@ static void test_validation(void)
            "softmax y partly over x");
     expect(kiln_softmax_fwd((kiln_dtype)5, 4, 768, a, 1.0f, 0, b, NULL), KILN_STATUS_NOT_SUPPORTED, "dtype 5",
            "softmax unknown dtype");
+
+    /* Attention. */
+    const kiln_attention_params ap = {2, 64, 64, 8, 2, 128, a, b, c, ws, {65536, 1024, 128}, {16384, 256, 128},
+                                      {16384, 256, 128}, {65536, 1024, 128}, 0.088f, 1, -1, -1, NULL, NULL, NULL};
+    kiln_attention_params bad_p = ap;
+    expect(kiln_attention_fwd(h, NULL, NULL), KILN_STATUS_INVALID_VALUE, "params is NULL", "attention params NULL");
+    expect(kiln_attention_fwd(KILN_DTYPE_F32, &ap, NULL), KILN_STATUS_NOT_SUPPORTED, "f16 and bf16", "attention f32");
+    bad_p.heads_kv = 3;
+    expect(kiln_attention_fwd(h, &bad_p, NULL), KILN_STATUS_INVALID_VALUE, "multiple of heads_kv", "attention GQA 8:3");
+    bad_p = ap, bad_p.head_dim = 300;
+    expect(kiln_attention_fwd(h, &bad_p, NULL), KILN_STATUS_INVALID_VALUE, "head_dim is 300", "attention head dim 300");
+    bad_p = ap, bad_p.seq_k = 0;
+    expect(kiln_attention_fwd(h, &bad_p, NULL), KILN_STATUS_INVALID_VALUE, "seq_k is 0", "attention seq_k 0");
+    bad_p = ap, bad_p.k_stride[1] = 260;
+    expect(kiln_attention_fwd(h, &bad_p, NULL), KILN_STATUS_MISALIGNED, "k_stride[1] is 260", "attention odd stride");
+    bad_p = ap, bad_p.v = (char *)c + 8;
+    expect(kiln_attention_fwd(h, &bad_p, NULL), KILN_STATUS_MISALIGNED, "v", "attention v misaligned");
+    bad_p = ap, bad_p.window_right = 3;
+    expect(kiln_attention_fwd(h, &bad_p, NULL), KILN_STATUS_INVALID_VALUE, "causal", "attention causal with a right window");
+    bad_p = ap, bad_p.scale = 0.0f;
+    expect(kiln_attention_fwd(h, &bad_p, NULL), KILN_STATUS_INVALID_VALUE, "scale", "attention scale 0");
+    bad_p = ap, bad_p.cu_seqlens_q = (const int32_t *)a;
+    expect(kiln_attention_fwd(h, &bad_p, NULL), KILN_STATUS_INVALID_VALUE, "both", "attention half a varlen pair");
+    bad_p = ap, bad_p.o = (void *)ap.q;
+    expect(kiln_attention_fwd(h, &bad_p, NULL), KILN_STATUS_INVALID_VALUE, "o must not be", "attention o over q");
 }
 
 /* Each thread keeps its own message: two threads fail different checks many

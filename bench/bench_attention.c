@@ -1,0 +1,133 @@
+/*
+ * bench_attention: TFLOP/s of the attention forward, per head dim, mask and
+ * variant.
+ *
+ *   bench_attention [--iters K] [--f16] [--all-archs] [--seq S]
+ *
+ * Shapes: batch × heads filling the GPU (16 × 16 at seq 4096, scaled so
+ * batch·heads·seq stays 262144), BSHD, heads_q = heads_kv. FLOPs: 4·seq_q·
+ * seq_k·head_dim per (batch, head), halved for causal (the half computed).
+ * Method as the other benches (bench_util.h): median of samples of
+ * back-to-back runs. Each case is checked against a double reference on a
+ * few query rows of the first (batch, head) before it is timed.
+ * Output: a table, then one `BENCH key=value ...` line per measurement.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "bench/bench_util.h"
+#include "runtime/variant.h"
+#include "tests/ref_attention.h"
+
+typedef struct run_ctx {
+    kiln_dtype dt;
+    kiln_attention_params p;
+} run_ctx;
+
+static kiln_status run(void *ctx, int i)
+{
+    (void)i;
+    const run_ctx *r = ctx;
+    return kiln_attention_fwd(r->dt, &r->p, NULL);
+}
+
+/* ‖O − ref‖/‖ref‖ over `rows` query rows (the last ones: they see the most
+ * keys under causal) of batch 0, head 0. */
+static double check(run_ctx *r, int rows)
+{
+    KCHECK(run(r, 0));
+    CHECK(cudaDeviceSynchronize());
+    const kiln_attention_params *p = &r->p;
+    const int d = p->head_dim, sq = p->seq_q, sk = p->seq_k, first = sq - rows;
+    double *q = malloc(sizeof(double) * (size_t)rows * d), *o = malloc(sizeof(double) * (size_t)rows * d);
+    double *k = malloc(sizeof(double) * (size_t)sk * d), *v = malloc(sizeof(double) * (size_t)sk * d);
+    double *ref = malloc(sizeof(double) * (size_t)rows * d);
+    /* Row s of head 0 starts at s·seq stride; gather d elements a row. */
+    for (int s = 0; s < sk; s++) {
+        double *kr = bench_download((const char *)p->k + (size_t)s * p->k_stride[1] * 2, d, r->dt);
+        double *vr = bench_download((const char *)p->v + (size_t)s * p->v_stride[1] * 2, d, r->dt);
+        memcpy(k + (size_t)s * d, kr, sizeof(double) * (size_t)d);
+        memcpy(v + (size_t)s * d, vr, sizeof(double) * (size_t)d);
+        free(kr), free(vr);
+    }
+    for (int s = 0; s < rows; s++) {
+        double *qr = bench_download((const char *)p->q + (size_t)(first + s) * p->q_stride[1] * 2, d, r->dt);
+        double *orow = bench_download((const char *)p->o + (size_t)(first + s) * p->o_stride[1] * 2, d, r->dt);
+        memcpy(q + (size_t)s * d, qr, sizeof(double) * (size_t)d);
+        memcpy(o + (size_t)s * d, orow, sizeof(double) * (size_t)d);
+        free(qr), free(orow);
+    }
+    /* The last `rows` queries against all keys: seq_q' = rows keeps the
+     * bottom-right alignment (shift seq_k - rows for query first + i'). */
+    ref_attention(rows, sk, 1, 1, d, q, k, v, d, d, d, d, p->scale, p->causal ? -1 : p->window_left,
+                  p->causal ? 0 : p->window_right, ref, d, d, NULL);
+    const double err = bench_rel_err(o, ref, (int64_t)rows * d);
+    free(q), free(k), free(v), free(o), free(ref);
+    return err;
+}
+
+int main(int argc, char **argv)
+{
+    int iters = 30, all_archs = 0, seq = 4096;
+    kiln_dtype dt = KILN_DTYPE_BF16;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--seq") && i + 1 < argc) seq = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--f16")) dt = KILN_DTYPE_F16;
+        else if (!strcmp(argv[i], "--all-archs")) all_archs = 1;
+        else {
+            fprintf(stderr, "usage: %s [--iters K] [--seq S] [--f16] [--all-archs]\n", argv[0]);
+            return 2;
+        }
+    }
+    struct cudaDeviceProp prop;
+    CHECK(cudaGetDeviceProperties(&prop, 0));
+    const int cc = prop.major * 10 + prop.minor;
+    printf("device %s (sm_%d, %d SMs); %s, seq %d\n", prop.name, cc, prop.multiProcessorCount, kiln_dtype_name(dt), seq);
+    static const int dims[] = {64, 128, 256};
+    const int bh = 262144 / seq, heads = 16, batch = bh / heads > 0 ? bh / heads : 1;
+    printf("%-10s %5s %-32s %9s %9s %9s\n", "mask", "hdim", "variant", "ms", "TFLOP/s", "rel_err");
+    for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
+        const int d = dims[di];
+        const int64_t n = (int64_t)batch * seq * heads * d;
+        void *q, *k, *v, *o;
+        CHECK(cudaMalloc(&q, (size_t)n * 2));
+        CHECK(cudaMalloc(&k, (size_t)n * 2));
+        CHECK(cudaMalloc(&v, (size_t)n * 2));
+        CHECK(cudaMalloc(&o, (size_t)n * 2));
+        bench_fill_random(q, n, dt, 1, -1, 1);
+        bench_fill_random(k, n, dt, 2, -1, 1);
+        bench_fill_random(v, n, dt, 3, -1, 1);
+        const int64_t st[3] = {(int64_t)seq * heads * d, (int64_t)heads * d, d};
+        for (int causal = 0; causal <= 1; causal++) {
+            run_ctx rc = {dt, {batch, seq, seq, heads, heads, d, q, k, v, o, {st[0], st[1], st[2]},
+                               {st[0], st[1], st[2]}, {st[0], st[1], st[2]}, {st[0], st[1], st[2]},
+                               (float)(1.0 / sqrt((double)d)), causal, -1, -1, NULL, NULL, NULL}};
+            const double flops = 4.0 * batch * heads * (double)seq * seq * d * (causal ? 0.5 : 1.0);
+            for (int i = -1; i < kiln_variant_count(); i++) {
+                if (i >= 0) {
+                    const kiln_variant *vt = &kiln_variant_table[i];
+                    if (!all_archs || vt->op != KILN_OP_ATTENTION_FWD || vt->dtype != dt || vt->shape_key != d ||
+                        !kiln_variant_runs_on(vt, cc))
+                        continue;
+                    KCHECK(kiln_force_variant(vt->name));
+                }
+                const double err = check(&rc, 4);
+                const float ms = bench_time_ms(run, &rc, iters);
+                const double tf = flops / (ms * 1e-3) / 1e12;
+                printf("%-10s %5d %-32s %9.4f %9.1f %9.2e%s\n", causal ? "causal" : "none", d, kiln_last_variant(), ms,
+                       tf, err, i < 0 ? " (selected)" : "");
+                printf("BENCH op=attention mask=%s hdim=%d variant=%s selected=%d dtype=%s batch=%d heads=%d seq=%d "
+                       "ms=%.5f TFLOPs=%.1f rel_err=%.2e\n",
+                       causal ? "causal" : "none", d, kiln_last_variant(), i < 0, kiln_dtype_name(dt), batch, heads, seq,
+                       ms, tf, err);
+                KCHECK(kiln_force_variant(NULL));
+            }
+        }
+        CHECK(cudaFree(q));
+        CHECK(cudaFree(k));
+        CHECK(cudaFree(v));
+        CHECK(cudaFree(o));
+    }
+    return 0;
+}

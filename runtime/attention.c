@@ -1,0 +1,99 @@
+/*
+ * attention.c: the attention entry point. Checks every argument before any
+ * CUDA call, folds causal into the window, then hands a kiln_attention_args
+ * to the variant of the smallest compiled head dim that holds the call's.
+ */
+#include <math.h>
+#include <stdint.h>
+
+#include "runtime/attention.h"
+#include "runtime/check.h"
+#include "runtime/dispatch.h"
+#include "runtime/error.h"
+#include "runtime/variant.h"
+
+/* The smallest head dim compiled for dtype that is at least head_dim; 0: none. */
+static int compiled_head_dim(kiln_dtype dtype, int head_dim)
+{
+    int best = 0;
+    for (int i = 0; i < kiln_variant_table_size; i++) {
+        const kiln_variant *v = &kiln_variant_table[i];
+        if (v->op == KILN_OP_ATTENTION_FWD && v->dtype == dtype && v->shape_key >= head_dim &&
+            (best == 0 || v->shape_key < best))
+            best = v->shape_key;
+    }
+    return best;
+}
+
+static kiln_status check_strides(const char *fn, const char *name, const int64_t s[3])
+{
+    for (int i = 0; i < 3; i++)
+        if (s[i] < 0 || s[i] % 8 != 0)
+            return kiln_fail(KILN_STATUS_MISALIGNED,
+                             "%s: %s_stride[%d] is %lld; strides must be non-negative multiples of 8 elements", fn, name,
+                             i, (long long)s[i]);
+    return KILN_STATUS_SUCCESS;
+}
+
+kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *p, kiln_stream stream)
+{
+    static const char fn[] = "kiln_attention_fwd";
+    kiln_clear_error();
+    kiln_status st;
+    if (!p) return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: params is NULL", fn);
+    if ((st = kiln_check_dtype(fn, dtype))) return st;
+    if (dtype == KILN_DTYPE_F32)
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: dtype f32; attention takes f16 and bf16", fn);
+    const struct {
+        const char *name;
+        int value;
+        int max;
+    } dims[] = {{"batch", p->batch, 65535}, {"seq_q", p->seq_q, INT32_MAX / 2}, {"seq_k", p->seq_k, INT32_MAX / 2},
+                {"heads_q", p->heads_q, 65535}, {"heads_kv", p->heads_kv, 65535}, {"head_dim", p->head_dim, 256}};
+    for (int i = 0; i < 6; i++)
+        if (dims[i].value < 1 || dims[i].value > dims[i].max)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: %s is %d; it must be from 1 to %d", fn, dims[i].name,
+                             dims[i].value, dims[i].max);
+    if (p->heads_q % p->heads_kv != 0)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: heads_q (%d) must be a multiple of heads_kv (%d)", fn,
+                         p->heads_q, p->heads_kv);
+    if (!isfinite(p->scale) || p->scale <= 0.0f)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: scale is %g; it must be finite and positive", fn, p->scale);
+    if (p->window_left < -1 || p->window_right < -1)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: window (%d, %d): each bound is -1 (none) or at least 0", fn,
+                         p->window_left, p->window_right);
+    if (p->causal && p->window_right > 0)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: causal with window_right %d: causal allows no key to the right",
+                         fn, p->window_right);
+    if ((p->cu_seqlens_q == NULL) != (p->cu_seqlens_k == NULL))
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: cu_seqlens_q and cu_seqlens_k must both be given or both NULL",
+                         fn);
+    if ((st = kiln_check_ptr(fn, "q", p->q, 16, 0)) || (st = kiln_check_ptr(fn, "k", p->k, 16, 0)) ||
+        (st = kiln_check_ptr(fn, "v", p->v, 16, 0)) || (st = kiln_check_ptr(fn, "o", p->o, 16, 0)) ||
+        (st = kiln_check_ptr(fn, "lse", p->lse, sizeof(float), 1)) ||
+        (st = kiln_check_ptr(fn, "cu_seqlens_q", p->cu_seqlens_q, sizeof(int32_t), 1)) ||
+        (st = kiln_check_ptr(fn, "cu_seqlens_k", p->cu_seqlens_k, sizeof(int32_t), 1)) ||
+        (st = check_strides(fn, "q", p->q_stride)) || (st = check_strides(fn, "k", p->k_stride)) ||
+        (st = check_strides(fn, "v", p->v_stride)) || (st = check_strides(fn, "o", p->o_stride)))
+        return st;
+    if (p->o == p->q || p->o == p->k || p->o == p->v)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: o must not be q, k or v (the kernel reads them after writing o)",
+                         fn);
+    const int key = compiled_head_dim(dtype, p->head_dim);
+    if (key == 0)
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: no attention variant for %s head_dim %d was built", fn,
+                         kiln_dtype_name(dtype), p->head_dim);
+    kiln_attention_args a = {p->batch, p->seq_q, p->seq_k, p->heads_q, p->heads_kv, p->head_dim, p->q, p->k, p->v, p->o,
+                             {p->q_stride[0], p->q_stride[1], p->q_stride[2]},
+                             {p->k_stride[0], p->k_stride[1], p->k_stride[2]},
+                             {p->v_stride[0], p->v_stride[1], p->v_stride[2]},
+                             {p->o_stride[0], p->o_stride[1], p->o_stride[2]},
+                             p->scale * 1.4426950408889634f,
+                             p->window_left,
+                             p->causal ? 0 : p->window_right,
+                             p->cu_seqlens_q,
+                             p->cu_seqlens_k,
+                             p->lse};
+    kiln_variant_key vk = {KILN_OP_ATTENTION_FWD, dtype, key, KILN_ACT_NONE};
+    return kiln_dispatch(&vk, &a, stream);
+}

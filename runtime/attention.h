@@ -1,0 +1,33 @@
+/*
+ * attention.h: the arguments kiln_attention_fwd (runtime/attention.c) hands
+ * to a variant's launcher (generated from templates/attention.cu.tmpl).
+ * Internal; C and CUDA C++ both read it.
+ */
+#ifndef KILN_ATTENTION_H
+#define KILN_ATTENTION_H
+
+#include <stdint.h>
+
+#include "runtime/kiln.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Strides in elements; window bounds already folded from causal; -1: none. */
+typedef struct kiln_attention_args {
+    int batch, seq_q, seq_k, heads_q, heads_kv, head_dim;
+    const void *q, *k, *v;
+    void *o;
+    int64_t q_stride[3], k_stride[3], v_stride[3], o_stride[3]; /* batch, seq, head */
+    float scale_log2;        /* softmax scale × log2(e) */
+    int64_t window_left, window_right;
+    const int32_t *cu_seqlens_q, *cu_seqlens_k;
+    float *lse;              /* [batch, heads_q, seq_q] (varlen: [heads_q, total_q]) or NULL */
+} kiln_attention_args;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_ATTENTION_H */
