@@ -161,9 +161,10 @@ space.families = {
   {
     name = "attention",
     template = "templates/attention.cu.tmpl",
-    -- O = softmax(scale·Q·Kᵀ + mask)·V, FlashAttention-style. The sm_80 path
-    -- (mma.sync m16n8k16) for sm_80 … sm_90; Volta's and Turing's paths are
-    -- still to come, so their archs have no variant.
+    -- O = softmax(scale·Q·Kᵀ + mask)·V, FlashAttention-style, with the
+    -- split-KV combine for decode. Code paths (traits.path): "ampere"
+    -- (mma.sync m16n8k16, cp.async) for sm_80 … sm_90, "turing" (m16n8k8
+    -- pairs, synchronous fills) for sm_75, f16 only there as the dtype says.
     ops = {
       { name = "attention_fwd", enum = "KILN_OP_ATTENTION_FWD" },
     },
@@ -173,16 +174,19 @@ space.families = {
     dtypes = { "f16", "bf16" },
     archs = all(space.archs),
     exists = function(v)
-      return v.arch.cc >= 80
+      return v.arch.cc >= 75 and v.arch.cc >= v.dtype.min_cc
     end,
     -- 4 warps of 16 query rows; 64 keys a step, 32 past head dim 128 where
     -- the O accumulators take 128 registers. Shared memory: Q, K and V
-    -- tiles, rows padded to 64 elements for the swizzle.
+    -- tiles, rows padded to 64 elements for the swizzle; at most 64 KB on
+    -- sm_75, 99 KB on sm_86 / sm_89, 163 KB on sm_80, 227 KB on sm_90.
     traits = function(v)
       local block_m, block_n = 64, v.shape <= 128 and 64 or 32
       local dp = (v.shape + 63) // 64 * 64
-      return { block_m = block_m, block_n = block_n, threads = block_m // 16 * 32,
-               smem = (block_m + 2 * block_n) * dp * v.dtype.bytes }
+      local limits = { [75] = 65536, [80] = 166912, [86] = 101376, [89] = 101376, [90] = 232448 }
+      return { path = v.arch.cc >= 80 and "ampere" or "turing",
+               block_m = block_m, block_n = block_n, threads = block_m // 16 * 32,
+               smem = (block_m + 2 * block_n) * dp * v.dtype.bytes, smem_limit = limits[v.arch.cc] }
     end,
   },
 }

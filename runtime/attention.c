@@ -1,7 +1,8 @@
 /*
- * attention.c: the attention entry point. Checks every argument before any
- * CUDA call, folds causal into the window, then hands a kiln_attention_args
- * to the variant of the smallest compiled head dim that holds the call's.
+ * attention.c: the attention entry points. Checks every argument before any
+ * CUDA call, folds causal into the window, plans the decode split, then hands
+ * a kiln_attention_args to the variant of the smallest compiled head dim that
+ * holds the call's.
  */
 #include <math.h>
 #include <stdint.h>
@@ -35,10 +36,10 @@ static kiln_status check_strides(const char *fn, const char *name, const int64_t
     return KILN_STATUS_SUCCESS;
 }
 
-kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *p, kiln_stream stream)
+/* Everything the call and the workspace query check; *key: the compiled
+ * head dim the call runs on. */
+static kiln_status check_params(const char *fn, kiln_dtype dtype, const kiln_attention_params *p, int *key)
 {
-    static const char fn[] = "kiln_attention_fwd";
-    kiln_clear_error();
     kiln_status st;
     if (!p) return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: params is NULL", fn);
     if ((st = kiln_check_dtype(fn, dtype))) return st;
@@ -79,10 +80,78 @@ kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *p,
     if (p->o == p->q || p->o == p->k || p->o == p->v)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: o must not be q, k or v (the kernel reads them after writing o)",
                          fn);
-    const int key = compiled_head_dim(dtype, p->head_dim);
-    if (key == 0)
+    *key = compiled_head_dim(dtype, p->head_dim);
+    if (*key == 0)
         return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: no attention variant for %s head_dim %d was built", fn,
                          kiln_dtype_name(dtype), p->head_dim);
+    return KILN_STATUS_SUCCESS;
+}
+
+/* Query blocks of 64 rows (every path's BLOCK_M) and key blocks of 64. */
+enum { PLAN_BLOCK = 64, MAX_SPLITS = 64 };
+
+/* Splits of each query block's keys: none while the blocks give every SM two;
+ * else as many as that takes, each split keeping at least 4 key blocks. */
+static int plan_splits(const kiln_attention_params *p, int sm_count)
+{
+    const int64_t blocks = (int64_t)(p->seq_q + PLAN_BLOCK - 1) / PLAN_BLOCK * p->heads_q * p->batch;
+    const int64_t key_blocks = (p->seq_k + PLAN_BLOCK - 1) / PLAN_BLOCK;
+    const int64_t want = 2 * (int64_t)sm_count;
+    if (blocks >= want) return 1;
+    int64_t n = (want + blocks - 1) / blocks;
+    if (n > key_blocks / 4) n = key_blocks / 4;
+    if (n > MAX_SPLITS) n = MAX_SPLITS;
+    return n > 1 ? (int)n : 1;
+}
+
+/* Bytes of the split workspace: the partial lse, then (16-byte aligned) the partial O. */
+static size_t lse_bytes(const kiln_attention_params *p, int splits)
+{
+    const size_t n = (size_t)splits * p->batch * p->heads_q * p->seq_q * sizeof(float);
+    return (n + 15) / 16 * 16;
+}
+
+static size_t workspace_bytes(const kiln_attention_params *p, int splits)
+{
+    if (splits <= 1) return 0;
+    const size_t pitch = (size_t)(p->head_dim + 1) / 2 * 2;
+    return lse_bytes(p, splits) + (size_t)splits * p->batch * p->heads_q * p->seq_q * pitch * sizeof(float);
+}
+
+kiln_status kiln_attention_fwd_workspace(kiln_dtype dtype, const kiln_attention_params *p, size_t *bytes)
+{
+    static const char fn[] = "kiln_attention_fwd_workspace";
+    kiln_clear_error();
+    if (!bytes) return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: bytes is NULL", fn);
+    *bytes = 0;
+    int key = 0;
+    kiln_status st = check_params(fn, dtype, p, &key);
+    if (st) return st;
+    kiln_device_caps caps;
+    if ((st = kiln_current_device_caps(&caps))) return st;
+    *bytes = workspace_bytes(p, plan_splits(p, caps.sm_count));
+    return KILN_STATUS_SUCCESS;
+}
+
+kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *p, kiln_stream stream)
+{
+    static const char fn[] = "kiln_attention_fwd";
+    kiln_clear_error();
+    int key = 0;
+    kiln_status st = check_params(fn, dtype, p, &key);
+    if (st) return st;
+    int splits = 1;
+    if (p->workspace) {
+        if ((st = kiln_check_ptr(fn, "workspace", p->workspace, 16, 1))) return st;
+        kiln_device_caps caps;
+        if ((st = kiln_current_device_caps(&caps))) return st;
+        splits = plan_splits(p, caps.sm_count);
+        const size_t need = workspace_bytes(p, splits);
+        if (p->workspace_bytes < need)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE,
+                             "%s: workspace_bytes is %zu; this call needs %zu (kiln_attention_fwd_workspace)", fn,
+                             p->workspace_bytes, need);
+    }
     kiln_attention_args a = {p->batch, p->seq_q, p->seq_k, p->heads_q, p->heads_kv, p->head_dim, p->q, p->k, p->v, p->o,
                              {p->q_stride[0], p->q_stride[1], p->q_stride[2]},
                              {p->k_stride[0], p->k_stride[1], p->k_stride[2]},
@@ -93,7 +162,10 @@ kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *p,
                              p->causal ? 0 : p->window_right,
                              p->cu_seqlens_q,
                              p->cu_seqlens_k,
-                             p->lse};
+                             p->lse,
+                             splits,
+                             splits > 1 ? (float *)((char *)p->workspace + lse_bytes(p, splits)) : NULL,
+                             splits > 1 ? (float *)p->workspace : NULL};
     kiln_variant_key vk = {KILN_OP_ATTENTION_FWD, dtype, key, KILN_ACT_NONE};
     return kiln_dispatch(&vk, &a, stream);
 }

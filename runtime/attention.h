@@ -24,6 +24,12 @@ typedef struct kiln_attention_args {
     int64_t window_left, window_right;
     const int32_t *cu_seqlens_q, *cu_seqlens_k;
     float *lse;              /* [batch, heads_q, seq_q] (varlen: [heads_q, total_q]) or NULL */
+    /* Split-KV (decode): n_splits blocks share each query block's keys; with
+     * more than one, the first kernel writes per split an f32 partial O,
+     * normalized, [split][batch][heads_q][seq_q][head_dim rounded up to even], and its
+     * lse in log2, [split][batch][heads_q][seq_q]; the second combines them. */
+    int n_splits;
+    float *part_o, *part_lse;
 } kiln_attention_args;
 
 #ifdef __cplusplus

@@ -215,8 +215,18 @@ kiln_status kiln_softmax_fwd(kiln_dtype dtype, int64_t rows, int64_t cols, const
  * lse (optional, f32): the natural log of Σ exp(scale·s) per row, at
  * [batch][heads_q][seq_q] (varlen: [heads_q][total_q]).
  * Head dims 32, 64, 80, 96, 128, 160, 192, 256 are compiled; any other up to
- * 256 runs on the next one with the padding handled inside. f16 and bf16 on
- * sm_80 … sm_90; tensors 16-byte aligned and strides multiples of 8. */
+ * 256 runs on the next one with the padding handled inside. f16 on sm_75 …
+ * sm_90, bf16 on sm_80 … sm_90; tensors 16-byte aligned and strides multiples
+ * of 8.
+ * Decode (few query blocks, long keys): the call may split each query block's
+ * keys over several blocks so every SM is busy, then combine the partial
+ * results by their lse in a second kernel. The split needs a workspace of the
+ * caller's: kiln_attention_fwd_workspace says how many bytes the call takes
+ * (0: it does not split; it depends on the shape, dtype and the current GPU's
+ * SM count); pass them in workspace / workspace_bytes (16-byte aligned, not
+ * touched by anything else until the call's work on the stream ends). With
+ * workspace NULL the call runs unsplit; a workspace smaller than it needs is
+ * an error. kiln never allocates. */
 typedef struct kiln_attention_params {
     int batch, seq_q, seq_k, heads_q, heads_kv, head_dim;
     const void *q, *k, *v;
@@ -227,9 +237,16 @@ typedef struct kiln_attention_params {
     int window_left, window_right;  /* −1: unbounded; with causal, window_right must be −1 or 0 */
     const int32_t *cu_seqlens_q, *cu_seqlens_k; /* both NULL, or both given */
     float *lse;
+    void *workspace;        /* NULL, or kiln_attention_fwd_workspace's bytes (decode split) */
+    size_t workspace_bytes;
 } kiln_attention_params;
 
 kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *params, kiln_stream stream);
+
+/* The workspace bytes kiln_attention_fwd needs for params on the current
+ * device (0 when it would not split); params are checked as the call checks
+ * them, workspace and workspace_bytes aside. */
+kiln_status kiln_attention_fwd_workspace(kiln_dtype dtype, const kiln_attention_params *params, size_t *bytes);
 
 /* ---- Variants --------------------------------------------------------------
  * The selection table holds every variant the build compiled. A call picks,

@@ -1,7 +1,8 @@
 /*
- * mma.cuh: the tensor-core instructions of the sm_80 path (sm_80, sm_86,
- * sm_89, sm_90 run it): mma.sync m16n8k16 with f32 accumulators, ldmatrix
- * (plain and transposed) and cp.async 16-byte copies with zero fill.
+ * mma.cuh: the tensor-core instructions of the mma.sync paths: m16n8k16 with
+ * f32 accumulators (sm_80 on), the same tile as two m16n8k8 (sm_75, f16),
+ * ldmatrix (plain and transposed, sm_75 on), and the 16-byte shared-memory
+ * fills: cp.async with zero fill (sm_80 on) or plain loads (sm_75).
  *
  * Fragment layouts (lane = 4·g + t):
  *   A 16×16: a0 (row g, cols 2t, 2t+1), a1 (row g+8, same), a2 (row g, cols 2t+8, 2t+9), a3 (row g+8, same)
@@ -27,11 +28,6 @@ template <> struct Mma16816<__half> {
                      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
     }
-    static __device__ __forceinline__ uint32_t pack(float lo, float hi)
-    {
-        __half2 h = __floats2half2_rn(lo, hi);
-        return *reinterpret_cast<uint32_t *>(&h);
-    }
 };
 
 template <> struct Mma16816<__nv_bfloat16> {
@@ -42,12 +38,34 @@ template <> struct Mma16816<__nv_bfloat16> {
                      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
     }
-    static __device__ __forceinline__ uint32_t pack(float lo, float hi)
+};
+
+/* sm_75 has no k16 mma: the m16n8k16 tile as k 0..7 (a0, a1, b0) then
+ * k 8..15 (a2, a3, b1), the fragment layouts above unchanged. f16 only. */
+struct Mma1688Pair {
+    static __device__ __forceinline__ void run(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
     {
-        __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-        return *reinterpret_cast<uint32_t *>(&h);
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(b0));
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[2]), "r"(a[3]), "r"(b1));
     }
 };
+
+/* Two floats rounded to T and packed low, high into one register. */
+template <typename T> __device__ __forceinline__ uint32_t pack2(float lo, float hi);
+template <> __device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi)
+{
+    __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&h);
+}
+template <> __device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float lo, float hi)
+{
+    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&h);
+}
 
 /* Four 8×8 b16 matrices; lane i gives the address of row i % 8 of matrix i / 8. */
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void *smem)
@@ -78,6 +96,28 @@ __device__ __forceinline__ void cp_async_16(void *smem, const void *gmem, bool v
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 
 template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+/* Shared-memory fills as a tile loop issues them: asynchronous (sm_80 on),
+ * committed as a group and waited for before the barrier that publishes the
+ * tile, or ... */
+struct CopyAsync {
+    static __device__ __forceinline__ void copy16(void *smem, const void *gmem, bool valid)
+    {
+        cp_async_16(smem, gmem, valid);
+    }
+    static __device__ __forceinline__ void commit() { cp_async_commit(); }
+    static __device__ __forceinline__ void wait_all() { cp_async_wait<0>(); }
+};
+
+/* ... or a plain 16-byte load and store (sm_75), done when issued. */
+struct CopySync {
+    static __device__ __forceinline__ void copy16(void *smem, const void *gmem, bool valid)
+    {
+        *reinterpret_cast<uint4 *>(smem) = valid ? *reinterpret_cast<const uint4 *>(gmem) : make_uint4(0, 0, 0, 0);
+    }
+    static __device__ __forceinline__ void commit() {}
+    static __device__ __forceinline__ void wait_all() {}
+};
 
 } /* namespace kiln */
 
