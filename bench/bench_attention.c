@@ -2,11 +2,15 @@
  * bench_attention: TFLOP/s of the attention forward, per head dim, mask and
  * variant.
  *
- *   bench_attention [--iters K] [--f16] [--all-archs] [--seq S]
+ *   bench_attention [--iters K] [--f16] [--all-archs] [--seq S] [--only prefill|decode]
  *
- * Shapes: batch × heads filling the GPU (16 × 16 at seq 4096, scaled so
+ * Prefill: batch × heads filling the GPU (16 × 16 at seq 4096, scaled so
  * batch·heads·seq stays 262144), BSHD, heads_q = heads_kv. FLOPs: 4·seq_q·
  * seq_k·head_dim per (batch, head), halved for causal (the half computed).
+ * Decode: one query row per (batch, head), head dim 128, BHSD K and V of
+ * 32768 keys, batch 64 × 32 heads (the K and V reads alone: 34 GB), then
+ * batch 1 and 4 with and without the split workspace; GB/s of K and V read
+ * once.
  * Method as the other benches (bench_util.h): median of samples of
  * back-to-back runs. Each case is checked against a double reference on a
  * few query rows of the first (batch, head) before it is timed.
@@ -66,17 +70,70 @@ static double check(run_ctx *r, int rows)
     return err;
 }
 
+/* n random values: a 16M-element random run, repeated to fill (the decode
+ * tensors are too large to draw on the host; the bench times bytes). */
+static void fill_tiled(void *dev, int64_t n, kiln_dtype dt, uint64_t seed)
+{
+    const int64_t chunk = n < (1 << 24) ? n : (1 << 24);
+    bench_fill_random(dev, chunk, dt, seed, -1, 1);
+    for (int64_t have = chunk; have < n;) {
+        const int64_t m = have < n - have ? have : n - have;
+        CHECK(cudaMemcpy((char *)dev + have * 2, dev, (size_t)m * 2, cudaMemcpyDeviceToDevice));
+        have += m;
+    }
+}
+
+static void decode(kiln_dtype dt, int iters, int batch, int heads, int seq_k, int use_workspace)
+{
+    const int d = 128;
+    const int64_t nq = (int64_t)batch * heads * d, nkv = (int64_t)batch * heads * seq_k * d;
+    void *q, *k, *v, *o, *ws = NULL;
+    CHECK(cudaMalloc(&q, (size_t)nq * 2));
+    CHECK(cudaMalloc(&o, (size_t)nq * 2));
+    CHECK(cudaMalloc(&k, (size_t)nkv * 2));
+    CHECK(cudaMalloc(&v, (size_t)nkv * 2));
+    bench_fill_random(q, nq, dt, 4, -1, 1);
+    fill_tiled(k, nkv, dt, 5);
+    fill_tiled(v, nkv, dt, 6);
+    const int64_t qs[3] = {(int64_t)heads * d, (int64_t)heads * d, d};
+    const int64_t ks[3] = {(int64_t)heads * seq_k * d, d, (int64_t)seq_k * d};
+    run_ctx rc = {dt, {batch, 1, seq_k, heads, heads, d, q, k, v, o, {qs[0], qs[1], qs[2]}, {ks[0], ks[1], ks[2]},
+                       {ks[0], ks[1], ks[2]}, {qs[0], qs[1], qs[2]}, (float)(1.0 / sqrt((double)d)), 0, -1, -1, NULL,
+                       NULL, NULL, NULL, 0}};
+    size_t bytes = 0;
+    if (use_workspace) {
+        KCHECK(kiln_attention_fwd_workspace(dt, &rc.p, &bytes));
+        if (bytes) CHECK(cudaMalloc(&ws, bytes));
+        rc.p.workspace = ws, rc.p.workspace_bytes = bytes;
+    }
+    const double err = check(&rc, 1);
+    const float ms = bench_time_ms(run, &rc, iters);
+    const double gbps = 2.0 * nkv * 2 / (ms * 1e-3) / 1e9;
+    printf("%-10s %5d %-32s %9.4f %9.1f %9.2e  batch %d heads %d keys %d workspace %zu B\n", "decode", d,
+           kiln_last_variant(), ms, gbps, err, batch, heads, seq_k, bytes);
+    printf("BENCH op=attention_decode hdim=%d variant=%s dtype=%s batch=%d heads=%d seq_k=%d workspace=%zu ms=%.5f "
+           "GBps=%.1f rel_err=%.2e\n",
+           d, kiln_last_variant(), kiln_dtype_name(dt), batch, heads, seq_k, bytes, ms, gbps, err);
+    CHECK(cudaFree(q));
+    CHECK(cudaFree(o));
+    CHECK(cudaFree(k));
+    CHECK(cudaFree(v));
+    if (ws) CHECK(cudaFree(ws));
+}
+
 int main(int argc, char **argv)
 {
     int iters = 30, all_archs = 0, seq = 4096;
+    const char *only = NULL;
     kiln_dtype dt = KILN_DTYPE_BF16;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--seq") && i + 1 < argc) seq = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--f16")) dt = KILN_DTYPE_F16;
         else if (!strcmp(argv[i], "--all-archs")) all_archs = 1;
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--iters K] [--seq S] [--f16] [--all-archs]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--iters K] [--seq S] [--f16] [--all-archs] [--only prefill|decode]\n", argv[0]);
             return 2;
         }
     }
@@ -87,7 +144,7 @@ int main(int argc, char **argv)
     static const int dims[] = {64, 128, 256};
     const int bh = 262144 / seq, heads = 16, batch = bh / heads > 0 ? bh / heads : 1;
     printf("%-10s %5s %-32s %9s %9s %9s\n", "mask", "hdim", "variant", "ms", "TFLOP/s", "rel_err");
-    for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
+    for (size_t di = 0; di < sizeof dims / sizeof dims[0] && !(only && strcmp(only, "prefill")); di++) {
         const int d = dims[di];
         const int64_t n = (int64_t)batch * seq * heads * d;
         void *q, *k, *v, *o;
@@ -128,6 +185,11 @@ int main(int argc, char **argv)
         CHECK(cudaFree(k));
         CHECK(cudaFree(v));
         CHECK(cudaFree(o));
+    }
+    if (!only || !strcmp(only, "decode")) {
+        decode(dt, iters, 64, 32, 32768, 1);
+        for (int b = 1; b <= 4; b *= 4)
+            for (int ws = 0; ws <= 1; ws++) decode(dt, iters, b, 32, 32768, ws);
     }
     return 0;
 }

@@ -123,7 +123,33 @@ def attention_peers(out, iters):
     backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
                 "efficient": SDPBackend.EFFICIENT_ATTENTION}
     print(f"\n{'mask':8s} {'hdim':>5s} {'kiln':>8s} " + " ".join(f"{b:>10s}" for b in backends) + "   (TFLOP/s)")
+    decode_seen = set()
     for line in out.splitlines():
+        if line.startswith("BENCH op=attention_decode"):
+            f = dict(kv.split("=", 1) for kv in line.split()[1:])
+            b, h, s, d = int(f["batch"]), int(f["heads"]), int(f["seq_k"]), int(f["hdim"])
+            if (b, h, s, d) in decode_seen:
+                continue
+            decode_seen.add((b, h, s, d))
+            dt = torch.bfloat16 if f["dtype"] == "bf16" else torch.float16
+            q = torch.rand(b, h, 1, d, device="cuda", dtype=dt).sub_(0.5)
+            k, v = (torch.rand(b, h, s, d, device="cuda", dtype=dt).sub_(0.5) for _ in range(2))
+            moved = 2.0 * b * h * s * d * 2
+            res = {}
+            for name, be in backends.items():
+                try:
+                    with sdpa_kernel([be]):
+                        ms = bench(lambda t: F.scaled_dot_product_attention(q, k, v), None, iters)
+                    res[name] = moved / (ms * 1e-3) / 1e9
+                except RuntimeError:
+                    res[name] = float("nan")
+                print(f"PEER op=attention_decode batch={b} heads={h} seq_k={s} hdim={d} peer=sdpa_{name} "
+                      f"GBps={res[name]:.1f}")
+            print(f"{'decode':8s} {d:5d} {float(f['GBps']):8.1f} " + " ".join(f"{res[n]:10.1f}" for n in backends) +
+                  f"   (GB/s, batch {b}, kiln workspace {f['workspace']} B)")
+            del q, k, v
+            torch.cuda.empty_cache()
+            continue
         if not (line.startswith("BENCH op=attention") and "selected=1" in line):
             continue
         f = dict(kv.split("=", 1) for kv in line.split()[1:])

@@ -164,7 +164,9 @@ space.families = {
     -- O = softmax(scale·Q·Kᵀ + mask)·V, FlashAttention-style, with the
     -- split-KV combine for decode. Code paths (traits.path): "ampere"
     -- (mma.sync m16n8k16, cp.async) for sm_80 … sm_90, "turing" (m16n8k8
-    -- pairs, synchronous fills) for sm_75, f16 only there as the dtype says.
+    -- pairs, synchronous fills) for sm_75, "volta" (m8n8k4, plain shared
+    -- loads, P through shared memory) for sm_70; f16 only below sm_80, as
+    -- the dtype says.
     ops = {
       { name = "attention_fwd", enum = "KILN_OP_ATTENTION_FWD" },
     },
@@ -174,19 +176,29 @@ space.families = {
     dtypes = { "f16", "bf16" },
     archs = all(space.archs),
     exists = function(v)
-      return v.arch.cc >= 75 and v.arch.cc >= v.dtype.min_cc
+      return v.arch.cc >= 70 and v.arch.cc >= v.dtype.min_cc
     end,
-    -- 4 warps of 16 query rows; 64 keys a step, 32 past head dim 128 where
-    -- the O accumulators take 128 registers. Shared memory: Q, K and V
-    -- tiles, rows padded to 64 elements for the swizzle; at most 64 KB on
-    -- sm_75, 99 KB on sm_86 / sm_89, 163 KB on sm_80, 227 KB on sm_90.
+    -- Query rows: up to head dim 128, 4 warps of two 16-row mma tiles each
+    -- (each K and V fragment feeds two mmas: 177 -> 265 TFLOP/s at head dim
+    -- 128 on an H200, docs/attention.md); past it, where the O accumulators
+    -- alone take 128 registers, 4 warps of one tile. Volta: one tile a warp.
+    -- 64 keys a step (32 where shared memory is short). Shared memory: Q, K
+    -- and V tiles, rows padded to 64 elements for the swizzle, on Volta also
+    -- each warp's P tile (16 rows of block_n + 8); at most 96 KB on sm_70,
+    -- 64 KB on sm_75, 99 KB on sm_86 / sm_89, 163 KB on sm_80, 227 KB on sm_90.
     traits = function(v)
-      local block_m, block_n = 64, v.shape <= 128 and 64 or 32
+      local limits = { [70] = 98304, [75] = 65536, [80] = 166912, [86] = 101376, [89] = 101376, [90] = 232448 }
+      local path = v.arch.cc >= 80 and "ampere" or v.arch.cc >= 75 and "turing" or "volta"
+      local m_tiles = (path ~= "volta" and v.shape <= 128) and 2 or 1
+      local block_m = 64 * m_tiles
+      local block_n = (path == "ampere" or v.shape <= 128) and 64 or 32
       local dp = (v.shape + 63) // 64 * 64
-      local limits = { [75] = 65536, [80] = 166912, [86] = 101376, [89] = 101376, [90] = 232448 }
-      return { path = v.arch.cc >= 80 and "ampere" or "turing",
-               block_m = block_m, block_n = block_n, threads = block_m // 16 * 32,
-               smem = (block_m + 2 * block_n) * dp * v.dtype.bytes, smem_limit = limits[v.arch.cc] }
+      local p_tiles = path == "volta" and block_m // 16 * 16 * (block_n + 8) or 0
+      local smem = ((block_m + 2 * block_n) * dp + p_tiles) * v.dtype.bytes
+      assert(smem <= limits[v.arch.cc], v.name .. ": tiles past the shared memory")
+      return { path = path, m_tiles = m_tiles,
+               block_m = block_m, block_n = block_n, threads = block_m // (16 * m_tiles) * 32,
+               smem = smem, smem_limit = limits[v.arch.cc] }
     end,
   },
 }

@@ -2,14 +2,19 @@
  * attention_test.c: every attention variant in the table, forced by name,
  * against the double reference of ref_attention.c.
  *
- * Cases: seq 1, 17, 100, 257; seq_q ≠ seq_k both ways (causal then leaves
- * rows that see no key: O = 0, lse = -Inf); GQA 4:2 and 8:1 (MQA); causal;
- * a sliding window; BSHD and BHSD strides; variable-length batches; head dims
- * of the variant's own size, 8 less and 3 less (padding handled inside: the
- * inputs' padding columns hold NaN, which must never be read, and the
- * output's must keep their poison). Outputs and lse are poisoned before each
- * run. Tolerances: the dtype's (tests/gpu_util.c) times 2, for P rounded to
- * the dtype before P·V; lse within 1e-3.
+ * Cases: seq 1, 17, 100, 257, 1000; seq_q ≠ seq_k both ways (causal then
+ * leaves rows that see no key: O = 0, lse = -Inf); GQA 4:2 and 8:1 (MQA);
+ * causal; a sliding window; BSHD and BHSD strides; variable-length batches;
+ * head dims of the variant's own size, 8 less and 3 less (padding handled
+ * inside: the inputs' padding columns hold NaN, which must never be read,
+ * and the output's must keep their poison). Decode: seq_q 1 to 16 against
+ * thousands of keys with the workspace the call asks for (poisoned), which
+ * must be more than 0 bytes so the split-KV path and its combine run: MQA,
+ * causal, a window that leaves most splits without keys, varlen. Outputs and
+ * lse are poisoned before each run. Tolerances: the dtype's
+ * (tests/gpu_util.c) times 2, for P rounded to the dtype before P·V; lse
+ * within 1e-3. Then the workspace's checks: too small, misaligned, and none
+ * asked for by a shape that fills the GPU.
  *
  *   bazel test //tests:attention_test    or, on a GPU machine, ./attention_test
  *   KILN_SEED=N replays a run; KILN_TEST_FILTER=substring limits the variants.
@@ -32,6 +37,7 @@ typedef struct attn_case {
     int causal, left, right;
     enum layout layout;
     int lens_q[3], lens_k[3]; /* VARLEN: the batch's lengths */
+    int split;                /* give the workspace the call asks for, and require one */
 } attn_case;
 
 static const attn_case cases[] = {
@@ -43,6 +49,11 @@ static const attn_case cases[] = {
     {1, 150, 150, 2, 2, 0, 0, 16, 4, BSHD, {0}, {0}},    /* sliding window */
     {1, 257, 257, 2, 2, 0, 0, -1, -1, BHSD, {0}, {0}},
     {3, 64, 100, 4, 2, 0, 1, -1, -1, VARLEN, {5, 64, 33}, {7, 64, 100}},
+    {1, 1000, 1000, 1, 1, 0, 0, -1, -1, BSHD, {0}, {0}},
+    {1, 1, 4000, 8, 1, 0, 0, -1, -1, BSHD, {0}, {0}, 1},    /* decode, MQA, split */
+    {2, 16, 3000, 4, 2, 3, 1, -1, -1, BHSD, {0}, {0}, 1},   /* decode, causal, ragged head dim, split */
+    {1, 5, 2500, 2, 2, 0, 0, 300, 0, BSHD, {0}, {0}, 1},    /* window: most splits see no key */
+    {2, 3, 3500, 4, 4, 0, 1, -1, -1, VARLEN, {3, 1}, {2000, 3500}, 1},
 };
 
 static double *hbuf(int64_t n)
@@ -123,7 +134,20 @@ static void run_case(const kiln_variant_info *v, const attn_case *c)
                                {qs[0], qs[1], qs[2]}, {ks[0], ks[1], ks[2]}, {ks[0], ks[1], ks[2]}, {qs[0], qs[1], qs[2]},
                                (float)scale, c->causal, c->left, c->causal ? -1 : c->right,
                                dcu, dcu ? dcu + 4 : NULL, dlse};
-    int ok = finished(kiln_attention_fwd(v->dtype, &p, NULL), v->name);
+    dbuf ws = {0};
+    int ok = 1;
+    if (c->split) {
+        size_t bytes = 0;
+        ok = finished(kiln_attention_fwd_workspace(v->dtype, &p, &bytes), "workspace");
+        if (ok && bytes == 0) {
+            tap_diag("%s: decode case asks for no workspace: the split path would not run", v->name);
+            ok = 0;
+        }
+        ws = dbuf_alloc(KILN_DTYPE_F32, (int64_t)(bytes / sizeof(float)), 0); /* poisoned: NaN */
+        p.workspace = ws.ptr;
+        p.workspace_bytes = bytes;
+    }
+    ok = ok && finished(kiln_attention_fwd(v->dtype, &p, NULL), v->name);
     err e = {INFINITY, INFINITY, 0};
     double lse_err = INFINITY;
     if (ok) {
@@ -144,13 +168,14 @@ static void run_case(const kiln_variant_info *v, const attn_case *c)
             const double de = isinf(r) ? (gl == r ? 0 : INFINITY) : fabs(gl - r) / (1 + fabs(r));
             if (!(de <= lse_err)) lse_err = de;
         }
-        ok = ok && lse_err <= 1e-3;
+        ok = ok && lse_err <= 1e-3 && (!c->split || dbuf_guards_intact(&ws));
         free(hl);
     }
+    if (c->split) dbuf_free(&ws);
     static const char *layouts[] = {"BSHD", "BHSD", "varlen"};
-    tap_ok(ok, "%s b%d sq%d sk%d h%d/%d d%d %s%s window(%d,%d): rel %.2e max_abs %.2e lse %.1e", v->name, c->batch, sq,
-           sk, c->hq, c->hkv, d, layouts[c->layout], c->causal ? " causal" : "", c->left, c->causal ? 0 : c->right,
-           e.rel, e.max_abs, lse_err);
+    tap_ok(ok, "%s b%d sq%d sk%d h%d/%d d%d %s%s window(%d,%d)%s: rel %.2e max_abs %.2e lse %.1e", v->name, c->batch,
+           sq, sk, c->hq, c->hkv, d, layouts[c->layout], c->causal ? " causal" : "", c->left, c->causal ? 0 : c->right,
+           c->split ? " split" : "", e.rel, e.max_abs, lse_err);
     CUDA_CHECK(cudaFree(dlse));
     if (dcu) CUDA_CHECK(cudaFree(dcu));
     dbuf_free(&dq);
@@ -188,6 +213,23 @@ int main(void)
         const kiln_status st = kiln_attention_fwd(KILN_DTYPE_BF16, &p, NULL);
         tap_ok(finished(st, "selection") && strncmp(kiln_last_variant(), "attention_fwd_h128_bf16_", 24) == 0,
                "head dim 100 selects the head dim 128 variant (%s)", kiln_last_variant());
+        /* The workspace: too small and misaligned are refused before any
+         * launch; a shape whose query blocks fill the GPU asks for none. */
+        size_t bytes = 0;
+        p.seq_k = 50000; /* x is far shorter: every call below must fail before a launch */
+        tap_ok(kiln_attention_fwd_workspace(KILN_DTYPE_BF16, &p, &bytes) == KILN_STATUS_SUCCESS && bytes > 0,
+               "decode shape asks for a workspace (%zu bytes)", bytes);
+        p.workspace = y.ptr, p.workspace_bytes = bytes - 1;
+        kiln_status st2 = kiln_attention_fwd(KILN_DTYPE_BF16, &p, NULL);
+        tap_ok(st2 == KILN_STATUS_INVALID_VALUE && strstr(kiln_last_error(), "workspace_bytes"),
+               "a workspace one byte short is refused: %s", kiln_last_error());
+        p.workspace = (char *)y.ptr + 4, p.workspace_bytes = bytes;
+        st2 = kiln_attention_fwd(KILN_DTYPE_BF16, &p, NULL);
+        tap_ok(st2 == KILN_STATUS_MISALIGNED && strstr(kiln_last_error(), "workspace"),
+               "a misaligned workspace is refused: %s", kiln_last_error());
+        p.batch = 16, p.heads_q = p.heads_kv = 16, p.seq_q = p.seq_k = 4096;
+        tap_ok(kiln_attention_fwd_workspace(KILN_DTYPE_BF16, &p, &bytes) == KILN_STATUS_SUCCESS && bytes == 0,
+               "a prefill shape that fills the GPU asks for no workspace (%zu bytes)", bytes);
         dbuf_free(&x);
         dbuf_free(&y);
     }

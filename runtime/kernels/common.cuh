@@ -25,6 +25,14 @@ template <> __device__ __forceinline__ float from_f32<float>(float x) { return x
 template <> __device__ __forceinline__ __half from_f32<__half>(float x) { return __float2half_rn(x); }
 template <> __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
 
+/* 2^x by the special-function unit (ex2.approx, subnormals flushed): 2^-Inf = 0. */
+__device__ __forceinline__ float exp2_approx(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
 /* V elements of T in one 16-byte (or smaller, for V = 1) aligned access. */
 template <typename T, int V> struct alignas(sizeof(T) * V) Pack {
     T v[V];
