@@ -107,8 +107,6 @@ struct CopyAsync {
     }
     static __device__ __forceinline__ void commit() { cp_async_commit(); }
     static __device__ __forceinline__ void wait_all() { cp_async_wait<0>(); }
-    /* All but the newest N groups landed. */
-    template <int N> static __device__ __forceinline__ void wait() { cp_async_wait<N>(); }
 };
 
 /* ... or a plain 16-byte load and store (sm_75), done when issued. */
@@ -119,7 +117,6 @@ struct CopySync {
     }
     static __device__ __forceinline__ void commit() {}
     static __device__ __forceinline__ void wait_all() {}
-    template <int N> static __device__ __forceinline__ void wait() {}
 };
 
 } /* namespace kiln */
