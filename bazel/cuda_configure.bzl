@@ -4,7 +4,7 @@ toolkit (env CUDA_PATH, else /usr/local/cuda) as an external repository.
 Generated files:
   defs.bzl  CUDA_VERSION ("13.0"), CUDA_PATH (absolute toolkit dir) and
             CUDA_ARCHS (ints of the compute_XX archs `nvcc --list-gpu-arch` lists).
-  BUILD     :nvcc, :cuda_headers, :cudart_static, :cudart, :cublas.
+  BUILD     :nvcc, :cuda_headers, :cudart_static, :cudart, :cublaslt.
 
 bin/, include/ and lib64/ are symlinked into the repository so that build
 actions can name toolkit files as inputs.
@@ -47,16 +47,16 @@ cc_library(
     deps = [":cuda_headers"],
 )
 
-# cuBLAS and cuBLASLt (shared), for benchmarks.
+# cuBLASLt (shared), for the linear benchmark's peer. It needs no cudart of
+# its own, so it links beside kiln's static one.
 cc_library(
-    name = "cublas",
+    name = "cublaslt",
     linkopts = [
         "-L{cuda_path}/lib64",
         "-Wl,-rpath,{cuda_path}/lib64",
         "-lcublasLt",
-        "-lcublas",
     ],
-    deps = [":cudart"],
+    deps = [":cuda_headers"],
 )
 """
 

@@ -3,7 +3,8 @@
 For every variant of generated/variants.bzl whose arch is in --//:archs:
   1. gen renders its .cu from the family's template (one action for all),
   2. nvcc compiles it for its own arch (one action per variant: parallel,
-     cached; SASS + PTX of the arch, or the note of cuda_gencode),
+     cached; SASS + PTX of the arch, or the note of cuda_gencode), with the
+     headers of its family only,
   3. gen writes the selection table (kiln_table.c) of exactly the variants
      built, with the SASS and PTX each carries.
 The rule's files are the table source; its CcInfo holds the kernel objects
@@ -39,14 +40,21 @@ def _kiln_kernels_impl(ctx):
             progress_message = "Rendering %d kernel variants of %s" % (len(sources), ctx.label),
         )
 
-    hdrs = depset(ctx.files.hdrs)
+    # Each family's compile actions take only its own headers, so editing one
+    # family's header recompiles that family alone.
+    family_hdrs = {}
+    for target, family in ctx.attr.hdrs.items():
+        family_hdrs[family] = depset(transitive = [target.files] + ([family_hdrs[family]] if family in family_hdrs else []))
     objects = []
     for v, src in zip(variants, sources):
+        family = ctx.attr.families.get(v.name)
+        if family not in family_hdrs:
+            fail("variant %s (family %s) has no headers in hdrs" % (v.name, family))
         obj = ctx.actions.declare_file("%s_objs/%s.o" % (ctx.label.name, v.name))
         cuda_compile(
             ctx,
             src = src,
-            hdrs = hdrs,
+            hdrs = family_hdrs[family],
             includes = ["."],
             defines = [],
             gencode_flags = gencodes[v.arch].flags,
@@ -79,7 +87,11 @@ kiln_kernels = rule(
     attrs = {
         "variants": attr.string_dict(doc = "variant name -> arch, from generated/variants.bzl"),
         "templates": attr.label_list(allow_files = [".tmpl"], doc = "the families' templates"),
-        "hdrs": attr.label_list(allow_files = [".h", ".cuh"], doc = "headers the rendered sources include"),
+        "families": attr.string_dict(doc = "variant name -> family, from generated/variants.bzl"),
+        "hdrs": attr.label_keyed_string_dict(
+            allow_files = [".h", ".cuh"],
+            doc = "headers the rendered sources include -> the family whose sources include them",
+        ),
         "_archs": attr.label(default = "//:archs", providers = [ArchsInfo]),
         "_gen": attr.label(default = "//gen", executable = True, cfg = "exec"),
         "_gen_lib": attr.label(default = "//gen:lib"),

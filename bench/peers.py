@@ -9,6 +9,7 @@ each figure is the median of samples of 10 back-to-back calls, as in kiln's.
     python3 bench/peers.py --bench path/to/bench_elementwise
     python3 bench/peers.py --bench path/to/bench_norm [--only softmax]
     python3 bench/peers.py --bench path/to/bench_attention --iters 10
+    python3 bench/peers.py --bench path/to/bench_linear --iters 10
 """
 import argparse
 import os
@@ -170,6 +171,40 @@ def attention_peers(out, iters):
         print(f"{f['mask']:8s} {d:5d} {float(f['TFLOPs']):8.1f} " + " ".join(f"{res[n]:10.1f}" for n in backends))
 
 
+def linear_peers(out, iters):
+    """PyTorch eager and torch.compile on kiln's linear shapes (bf16, bias)."""
+    print(f"\n{'m x n x k':22s} {'epilogue':10s} {'kiln':>8s} {'eager':>8s} {'compile':>8s} {'cuBLASLt+':>10s}"
+          "   (TFLOP/s)")
+    for line in out.splitlines():
+        if not line.startswith("BENCH op=linear") and not line.startswith("BENCH op=gated_linear"):
+            continue
+        f = dict(kv.split("=", 1) for kv in line.split()[1:])
+        m, n, k = int(f["m"]), int(f["n"]), int(f["k"])
+        gated = f["op"] == "gated_linear"
+        dt = torch.bfloat16 if f["dtype"] == "bf16" else torch.float16
+        gen = torch.Generator(device="cuda").manual_seed(0)
+        t = {"x": rand((m, k), gen, -1, 1, dt), "w": rand((n, k), gen, -1, 1, dt), "b": rand((n,), gen, -1, 1, dt)}
+        if gated:
+            t["wu"], t["bu"] = rand((n, k), gen, -1, 1, dt), rand((n,), gen, -1, 1, dt)
+
+            def fn(t):
+                return F.silu(F.linear(t["x"], t["w"], t["b"])) * F.linear(t["x"], t["wu"], t["bu"])
+        else:
+            def fn(t):
+                return F.gelu(F.linear(t["x"], t["w"], t["b"]), approximate="tanh")
+        flops = 2.0 * m * n * k * (2 if gated else 1)
+        res = {}
+        for mode in ("eager", "compile"):
+            g = fn if mode == "eager" else torch.compile(fn)
+            res[mode] = flops / (bench(g, t, iters) * 1e-3) / 1e12
+            print(f"PEER op={f['op']} m={m} n={n} k={k} peer=torch_{mode} TFLOPs={res[mode]:.1f}")
+        print(f"{m}x{n}x{k:<14} {f['act']:10s} {float(f['TFLOPs']):8.1f} {res['eager']:8.1f} {res['compile']:8.1f} "
+              f"{float(f['cublaslt_epilogue_TFLOPs']):10.1f}")
+        del t
+        torch.cuda.empty_cache()
+        sys.stdout.flush()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", required=True)
@@ -185,6 +220,9 @@ def main():
     print(out, end="")
     if "attention" in os.path.basename(args.bench):
         attention_peers(out, args.iters)
+        return
+    if "linear" in os.path.basename(args.bench):
+        linear_peers(out, args.iters)
         return
     kiln = {}
     for line in out.splitlines():

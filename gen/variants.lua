@@ -201,6 +201,52 @@ space.families = {
                smem = smem, smem_limit = limits[v.arch.cc] }
     end,
   },
+  {
+    name = "linear",
+    template = "templates/linear.cu.tmpl",
+    -- Y = act(X·Wᵀ + b) (+ R) and the gated act(X·Wgᵀ + bg) ⊙ (X·Wuᵀ + bu)
+    -- (+ R), one GEMM with its epilogue; k split over blocks for small m.
+    -- Code paths as attention's: "ampere" (m16n8k16, cp.async pipeline),
+    -- "turing" (m16n8k8 pairs, synchronous fills), "volta" (m8n8k4).
+    ops = {
+      { name = "linear_fwd", enum = "KILN_OP_LINEAR_FWD" },
+      { name = "gated_linear_fwd", enum = "KILN_OP_GATED_LINEAR_FWD" },
+    },
+    -- Rows of the block tile, the key the runtime picks by the shape: 128
+    -- for large m, 64 for small m (decode; with the k split).
+    shapes = { 128, 64 },
+    shape_prefix = "m",
+    acts = all(space.acts),
+    dtypes = { "f16", "bf16" },
+    archs = all(space.archs),
+    exists = function(v)
+      return v.arch.cc >= v.dtype.min_cc
+    end,
+    -- Block tiles of 128 (or 64) rows × 128 output columns (gated: 64 of
+    -- each weight), k 64 a stage; 8 warps as 2 × 4 (4 warps as 1 × 4 for 64
+    -- rows), so a warp holds 64 × 32 accumulators. Plain 128-row tiles run
+    -- two blocks an SM (registers capped at 128) where two of 3 stages fit
+    -- the shared memory (sm_90): 263 -> 306 TFLOP/s at 8192³ on an H200
+    -- against one block; the gated kernel takes 225 registers and spills
+    -- under that cap (78 TFLOP/s), so it runs one block (345). 64 × 64 warp
+    -- tiles (128 × 256 blocks) reached 250 (docs/linear.md). Stages: as many
+    -- as fit, at most 3 (4 for 64-row tiles; synchronous fills: 2 for
+    -- Turing's 64 KB).
+    traits = function(v)
+      local limits = { [70] = 98304, [75] = 65536, [80] = 166912, [86] = 101376, [89] = 101376, [90] = 232448 }
+      local path = v.arch.cc >= 80 and "ampere" or v.arch.cc >= 75 and "turing" or "volta"
+      local block_m = v.shape
+      local weights = v.op.name == "gated_linear_fwd" and 2 or 1
+      local block_n = 128 // weights
+      local stage = (block_m + 128) * 64 * v.dtype.bytes
+      local two = path == "ampere" and block_m == 128 and weights == 1 and 2 * 3 * stage <= limits[v.arch.cc]
+      local stages = math.min((path == "ampere" and block_m == 64) and 4 or 3, limits[v.arch.cc] // stage)
+      local warps_m = block_m // 64
+      return { path = path, block_m = block_m, block_n = block_n, stages = stages, min_blocks = two and 2 or 1,
+               warps_m = warps_m, warps_n = 4, threads = warps_m * 4 * 32,
+               smem = stages * stage, smem_limit = limits[v.arch.cc] }
+    end,
+  },
 }
 
 return space

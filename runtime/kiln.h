@@ -65,7 +65,9 @@ typedef enum kiln_op {
     KILN_OP_LAYERNORM_FWD_FP8 = 8,
     KILN_OP_RMSNORM_FWD_FP8 = 9,
     KILN_OP_SOFTMAX_FWD = 10,
-    KILN_OP_ATTENTION_FWD = 11
+    KILN_OP_ATTENTION_FWD = 11,
+    KILN_OP_LINEAR_FWD = 12,
+    KILN_OP_GATED_LINEAR_FWD = 13
 } kiln_op;
 
 /* A fixed string for a status ("KILN_STATUS_MISALIGNED: ..."). */
@@ -248,6 +250,58 @@ kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *pa
  * them, workspace and workspace_bytes aside. */
 kiln_status kiln_attention_fwd_workspace(kiln_dtype dtype, const kiln_attention_params *params, size_t *bytes);
 
+/* ---- Linear ----------------------------------------------------------------
+ * A GEMM with its epilogue fused, f32 accumulation:
+ *   plain: Y = act(X·Wᵀ + b) + R
+ *   gated: Y = act(X·Wgᵀ + bg) ⊙ (X·Wuᵀ + bu) + R   (w_up given: SwiGLU is
+ *          KILN_ACT_SILU, GeGLU KILN_ACT_GELU_TANH / _ERF, ReGLU KILN_ACT_RELU)
+ * X [m][k]; W (Wg), Wu [n][k], the layout of nn.Linear weights (a fused
+ * gate_up weight [2n][k] is w and w + n·ldw); b (bg), bu [n] or NULL; R
+ * (residual) [m][n] or NULL; Y [m][n]. Each matrix is row-major with its own
+ * row stride in elements (ld*; 0 means dense: k for X and the weights, n for
+ * R and Y).
+ * in_dtype (X, the weights, the biases): f16 or bf16 (bf16 on sm_80 on);
+ * out_dtype (Y, R): f16, bf16 or f32. The epilogue is f32: bias, activation,
+ * gate product and residual, then one rounding to out_dtype.
+ * Any m, n, k from 1. Alignment: x, w, w_up 16-byte aligned and ldx, ldw,
+ * ldw_up multiples of 8 elements (rows are read 16 bytes at a time; k itself
+ * needs no rounding); y, residual and the biases aligned to their element.
+ * y may be residual (same stride); it must not overlap x or the weights.
+ * Small m (decode): the call may split k across blocks and reduce the f32
+ * partial sums in a second kernel, in a fixed order (the same bits on every
+ * run). The split needs a workspace of the caller's: kiln_linear_fwd_workspace
+ * says how many bytes the call takes (0: it does not split; it depends on the
+ * shape and the current GPU's SM count); pass them in workspace /
+ * workspace_bytes (16-byte aligned). With workspace NULL the call runs
+ * unsplit; one smaller than needed is an error. kiln never allocates. */
+typedef struct kiln_linear_params {
+    int64_t m, n, k;
+    const void *x;
+    int64_t ldx;
+    const void *w;           /* W, or Wg when gated */
+    int64_t ldw;
+    const void *bias;        /* b, or bg when gated; NULL: none */
+    const void *w_up;        /* Wu; NULL: not gated */
+    int64_t ldw_up;
+    const void *bias_up;     /* bu; NULL: none */
+    const void *residual;    /* NULL: none */
+    int64_t ldr;
+    void *y;
+    int64_t ldy;
+    kiln_activation act;
+    void *workspace;         /* NULL, or kiln_linear_fwd_workspace's bytes (split k) */
+    size_t workspace_bytes;
+} kiln_linear_params;
+
+kiln_status kiln_linear_fwd(kiln_dtype in_dtype, kiln_dtype out_dtype, const kiln_linear_params *params,
+                            kiln_stream stream);
+
+/* The workspace bytes kiln_linear_fwd needs for params on the current device
+ * (0 when it would not split); params are checked as the call checks them,
+ * workspace and workspace_bytes aside. */
+kiln_status kiln_linear_fwd_workspace(kiln_dtype in_dtype, kiln_dtype out_dtype, const kiln_linear_params *params,
+                                      size_t *bytes);
+
 /* ---- Variants --------------------------------------------------------------
  * The selection table holds every variant the build compiled. A call picks,
  * among those matching it, the one of the highest arch that the current GPU
@@ -257,7 +311,7 @@ typedef struct kiln_variant_info {
     const char *name;   /* e.g. "elementwise_fwd_gelu_tanh_bf16_sm80" */
     kiln_op op;
     kiln_dtype dtype;
-    int shape_key;      /* head dim or hidden size; 0 where the op has none */
+    int shape_key;      /* head dim, hidden size or (linear) rows of the block tile; 0 where the op has none */
     kiln_activation act;
     int arch;           /* the arch it is written for, e.g. 80 */
     int sass_arch;      /* machine code it carries, 0 when none */

@@ -166,10 +166,22 @@ kiln_status kiln_current_device_caps(kiln_device_caps *caps)
     return KILN_STATUS_SUCCESS;
 }
 
-kiln_status kiln_dispatch(const kiln_variant_key *key, const void *args, kiln_stream stream)
+static const char *forced_now(void)
 {
     pthread_once(&env_once, read_env);
-    const char *forced = forced_set ? forced_name : (env_forced[0] ? env_forced : NULL);
+    return forced_set ? forced_name : (env_forced[0] ? env_forced : NULL);
+}
+
+const kiln_variant *kiln_forced_for(kiln_op op)
+{
+    const char *forced = forced_now();
+    const kiln_variant *v = forced ? find(forced) : NULL;
+    return v && v->op == op ? v : NULL;
+}
+
+kiln_status kiln_dispatch(const kiln_variant_key *key, const void *args, kiln_stream stream)
+{
+    const char *forced = forced_now();
     if (forced != NULL && find(forced) == NULL)
         return kiln_fail(KILN_STATUS_VARIANT_NOT_FOUND, "%s '%s' is not in the table of %d variants",
                          forced_set ? "kiln_force_variant" : "KILN_VARIANT", forced, kiln_variant_table_size);

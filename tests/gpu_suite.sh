@@ -17,9 +17,9 @@ if [ "${1:-}" = "--pack" ]; then
   stage="$(mktemp -d)/kiln-gpu"
   mkdir -p "$stage"
   cp -f bazel-bin/tests/elementwise_test bazel-bin/tests/norm_test bazel-bin/tests/softmax_test \
-        bazel-bin/tests/attention_test bazel-bin/tests/runtime_test \
+        bazel-bin/tests/attention_test bazel-bin/tests/linear_test bazel-bin/tests/runtime_test \
         bazel-bin/tests/env_variant_test bazel-bin/runtime/kiln_variants bazel-bin/bench/bench_elementwise \
-        bazel-bin/bench/bench_norm bazel-bin/bench/bench_attention bench/peers.py tests/gpu_suite.sh "$stage/"
+        bazel-bin/bench/bench_norm bazel-bin/bench/bench_attention bazel-bin/bench/bench_linear bench/peers.py tests/gpu_suite.sh "$stage/"
   chmod u+w "$stage"/*
   tar -C "$(dirname "$stage")" -cf - kiln-gpu | xz -T2 --lzma2=preset=6,dict=192MiB > "$out"
   rm -rf "$(dirname "$stage")"
@@ -39,11 +39,12 @@ run "$here/elementwise_test"
 run "$here/norm_test"
 run "$here/softmax_test"
 run "$here/attention_test"
+run "$here/linear_test"
 if [ "$sanitize" = 1 ]; then
   for tool in memcheck racecheck initcheck synccheck; do
     echo "== compute-sanitizer --tool $tool (KILN_TEST_FILTER=$KILN_TEST_FILTER)"
     rc=0
-    for t in elementwise_test norm_test softmax_test attention_test; do
+    for t in elementwise_test norm_test softmax_test attention_test linear_test; do
       compute-sanitizer --tool "$tool" --error-exitcode 99 "$here/$t" >> "$log.$tool" 2>&1 || rc=$?
     done
     grep -E "ERROR SUMMARY|^not ok|^# [0-9]+ (passed|of)" "$log.$tool"

@@ -1,0 +1,172 @@
+/*
+ * linear.c: the linear entry points. Checks every argument before any CUDA
+ * call, picks the block tile (the variant's shape key) and the split of k
+ * from the shape and the SM count, then hands a kiln_linear_args to the
+ * variant.
+ */
+#include <stdint.h>
+
+#include "runtime/check.h"
+#include "runtime/dispatch.h"
+#include "runtime/error.h"
+#include "runtime/linear.h"
+#include "runtime/variant.h"
+
+enum { MAX_SPLITS = 32, MIN_SPLIT_K_TILES = 4 };
+
+static kiln_status check_ld(const char *fn, const char *name, int64_t ld, int64_t min, int64_t multiple,
+                            int64_t *out)
+{
+    if (ld == 0) ld = min;
+    if (ld < min)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: %s is %lld; it must be 0 (dense) or at least %lld", fn, name,
+                         (long long)ld, (long long)min);
+    if (ld % multiple != 0)
+        return kiln_fail(KILN_STATUS_MISALIGNED,
+                         "%s: %s is %lld; it must be a multiple of %lld elements (rows are read 16 bytes at a time)",
+                         fn, name, (long long)ld, (long long)multiple);
+    *out = ld;
+    return KILN_STATUS_SUCCESS;
+}
+
+static kiln_status check_params(const char *fn, kiln_dtype in, kiln_dtype out, const kiln_linear_params *p,
+                                kiln_linear_args *a)
+{
+    kiln_status st;
+    if (!p) return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: params is NULL", fn);
+    if ((st = kiln_check_dtype(fn, in)) || (st = kiln_check_dtype(fn, out)) || (st = kiln_check_act(fn, p->act)))
+        return st;
+    if (in == KILN_DTYPE_F32)
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: in_dtype f32; linear takes f16 and bf16 inputs", fn);
+    const struct {
+        const char *name;
+        int64_t value;
+    } dims[] = {{"m", p->m}, {"n", p->n}, {"k", p->k}};
+    for (int i = 0; i < 3; i++)
+        if (dims[i].value < 1 || dims[i].value > INT32_MAX)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: %s is %lld; it must be from 1 to %d", fn, dims[i].name,
+                             (long long)dims[i].value, INT32_MAX);
+    const int gated = p->w_up != NULL;
+    if (!gated && p->bias_up)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: bias_up is given but w_up is NULL (not gated)", fn);
+    const size_t is = kiln_dtype_size(in), os = kiln_dtype_size(out);
+    if ((st = kiln_check_ptr(fn, "x", p->x, 16, 0)) || (st = kiln_check_ptr(fn, "w", p->w, 16, 0)) ||
+        (st = kiln_check_ptr(fn, "w_up", p->w_up, 16, 1)) || (st = kiln_check_ptr(fn, "bias", p->bias, is, 1)) ||
+        (st = kiln_check_ptr(fn, "bias_up", p->bias_up, is, 1)) ||
+        (st = kiln_check_ptr(fn, "residual", p->residual, os, 1)) || (st = kiln_check_ptr(fn, "y", p->y, os, 0)))
+        return st;
+    int64_t ldx, ldw, ldw_up = 0, ldr = 0, ldy;
+    if ((st = check_ld(fn, "ldx", p->ldx, p->k, 8, &ldx)) || (st = check_ld(fn, "ldw", p->ldw, p->k, 8, &ldw)) ||
+        (gated && (st = check_ld(fn, "ldw_up", p->ldw_up, p->k, 8, &ldw_up))) ||
+        (p->residual && (st = check_ld(fn, "ldr", p->ldr, p->n, 1, &ldr))) ||
+        (st = check_ld(fn, "ldy", p->ldy, p->n, 1, &ldy)))
+        return st;
+    if (p->m * ldx > KILN_MAX_ELEMENTS || p->n * ldw > KILN_MAX_ELEMENTS || p->m * ldy > KILN_MAX_ELEMENTS ||
+        p->n * ldw_up > KILN_MAX_ELEMENTS || p->m * ldr > KILN_MAX_ELEMENTS)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: a matrix of more than 2^40 elements", fn);
+    /* y is written while x and the weights are still read; residual is read
+     * at the very element y gets, so y may be residual itself. */
+    const size_t y_bytes = (size_t)((p->m - 1) * ldy + p->n) * os;
+    if ((st = kiln_check_alias(fn, "y", p->y, y_bytes, "x", p->x, (size_t)((p->m - 1) * ldx + p->k) * is, 0)) ||
+        (st = kiln_check_alias(fn, "y", p->y, y_bytes, "w", p->w, (size_t)((p->n - 1) * ldw + p->k) * is, 0)) ||
+        (gated &&
+         (st = kiln_check_alias(fn, "y", p->y, y_bytes, "w_up", p->w_up, (size_t)((p->n - 1) * ldw_up + p->k) * is, 0))))
+        return st;
+    if (p->residual && p->residual != p->y &&
+        (st = kiln_check_alias(fn, "y", p->y, y_bytes, "residual", p->residual, (size_t)((p->m - 1) * ldr + p->n) * os, 0)))
+        return st;
+    if (p->residual == p->y && ldr != ldy)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: y is residual but ldy (%lld) is not ldr (%lld)", fn,
+                         (long long)ldy, (long long)ldr);
+    const int pair_align = (int)(2 * os);
+    const int pair_store = ldy % 2 == 0 && (uintptr_t)p->y % pair_align == 0 &&
+                           (!p->residual || (ldr % 2 == 0 && (uintptr_t)p->residual % pair_align == 0));
+    kiln_linear_args args = {p->m, p->n, p->k, p->x, p->w, p->w_up, ldx, ldw, ldw_up, p->bias, p->bias_up,
+                             p->residual, ldr, p->y, ldy, out, pair_store, 1, 0, NULL};
+    *a = args;
+    return KILN_STATUS_SUCCESS;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* The plan of a call: the block tile's rows (the shape key) and the split of k. */
+typedef struct plan {
+    int key;
+    int splits, k_tiles_per_split;
+} plan;
+
+/* 128-row tiles while they give every SM a block; else 64-row tiles, and
+ * then, when those still leave SMs idle and k is long, k split so the blocks
+ * fill about two waves (each split keeping at least MIN_SPLIT_K_TILES steps).
+ * A forced variant's tile is kept. */
+static plan make_plan(const kiln_linear_args *a, int sm_count, kiln_op op, int may_split)
+{
+    plan pl = {128, 1, 0};
+    const kiln_variant *forced = kiln_forced_for(op);
+    const int64_t block_n = a->w_up ? KILN_LINEAR_PLAN_BLOCK_N / 2 : KILN_LINEAR_PLAN_BLOCK_N;
+    const int64_t tiles_128 = ceil_div(a->m, 128) * ceil_div(a->n, block_n);
+    if (forced)
+        pl.key = forced->shape_key;
+    else if (tiles_128 < sm_count)
+        pl.key = 64;
+    const int64_t k_tiles = ceil_div(a->k, KILN_LINEAR_BLOCK_K);
+    pl.k_tiles_per_split = (int)k_tiles;
+    const int64_t tiles = ceil_div(a->m, pl.key) * ceil_div(a->n, block_n);
+    if (!may_split || tiles >= sm_count) return pl;
+    int64_t want = ceil_div(2 * (int64_t)sm_count, tiles);
+    int64_t most = k_tiles / MIN_SPLIT_K_TILES;
+    if (most > MAX_SPLITS) most = MAX_SPLITS;
+    if (want > most) want = most;
+    if (want < 2) return pl;
+    pl.k_tiles_per_split = (int)ceil_div(k_tiles, want);
+    pl.splits = (int)ceil_div(k_tiles, pl.k_tiles_per_split); /* no split left empty */
+    return pl;
+}
+
+static size_t workspace_bytes(const kiln_linear_args *a, int gated, int splits)
+{
+    if (splits <= 1) return 0;
+    return (size_t)splits * (gated ? 2 : 1) * (size_t)a->m * (size_t)((a->n + 1) / 2 * 2) * sizeof(float);
+}
+
+kiln_status kiln_linear_fwd_workspace(kiln_dtype in_dtype, kiln_dtype out_dtype, const kiln_linear_params *p,
+                                      size_t *bytes)
+{
+    static const char fn[] = "kiln_linear_fwd_workspace";
+    kiln_clear_error();
+    if (!bytes) return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: bytes is NULL", fn);
+    *bytes = 0;
+    kiln_linear_args a;
+    kiln_status st = check_params(fn, in_dtype, out_dtype, p, &a);
+    if (st) return st;
+    kiln_device_caps caps;
+    if ((st = kiln_current_device_caps(&caps))) return st;
+    const kiln_op op = p->w_up ? KILN_OP_GATED_LINEAR_FWD : KILN_OP_LINEAR_FWD;
+    *bytes = workspace_bytes(&a, p->w_up != NULL, make_plan(&a, caps.sm_count, op, 1).splits);
+    return KILN_STATUS_SUCCESS;
+}
+
+kiln_status kiln_linear_fwd(kiln_dtype in_dtype, kiln_dtype out_dtype, const kiln_linear_params *p,
+                            kiln_stream stream)
+{
+    static const char fn[] = "kiln_linear_fwd";
+    kiln_clear_error();
+    kiln_linear_args a;
+    kiln_status st = check_params(fn, in_dtype, out_dtype, p, &a);
+    if (st) return st;
+    if (p->workspace && (st = kiln_check_ptr(fn, "workspace", p->workspace, 16, 1))) return st;
+    kiln_device_caps caps;
+    if ((st = kiln_current_device_caps(&caps))) return st;
+    const kiln_op op = p->w_up ? KILN_OP_GATED_LINEAR_FWD : KILN_OP_LINEAR_FWD;
+    const plan pl = make_plan(&a, caps.sm_count, op, p->workspace != NULL);
+    const size_t need = workspace_bytes(&a, p->w_up != NULL, pl.splits);
+    if (p->workspace && p->workspace_bytes < need)
+        return kiln_fail(KILN_STATUS_WORKSPACE_TOO_SMALL,
+                         "%s: workspace_bytes is %zu; this call needs %zu (kiln_linear_fwd_workspace)", fn,
+                         p->workspace_bytes, need);
+    a.splits = pl.splits;
+    a.k_tiles_per_split = pl.k_tiles_per_split;
+    a.part = pl.splits > 1 ? (float *)p->workspace : NULL;
+    kiln_variant_key vk = {op, in_dtype, pl.key, p->act};
+    return kiln_dispatch(&vk, &a, stream);
+}

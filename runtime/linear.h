@@ -1,0 +1,50 @@
+/*
+ * linear.h: the arguments kiln_linear_fwd (runtime/linear.c) hands to a
+ * variant's launcher (generated from templates/linear.cu.tmpl). Internal; C
+ * and CUDA C++ both read it.
+ */
+#ifndef KILN_LINEAR_H
+#define KILN_LINEAR_H
+
+#include <stdint.h>
+
+#include "runtime/kiln.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* k elements a block takes per pipeline stage, on every path: the runtime
+ * splits k in whole steps of it. */
+#define KILN_LINEAR_BLOCK_K 64
+
+/* Output columns of a plain block tile (gated: half of it, per weight), as
+ * the runtime's planning counts blocks. */
+#define KILN_LINEAR_PLAN_BLOCK_N 128
+
+/* Row strides in elements, already resolved from 0 (dense). */
+typedef struct kiln_linear_args {
+    int64_t m, n, k;
+    const void *x, *w, *w_up; /* w_up: the up projection of the gated op, else NULL */
+    int64_t ldx, ldw, ldw_up;
+    const void *bias, *bias_up;
+    const void *residual;
+    int64_t ldr;
+    void *y;
+    int64_t ldy;
+    kiln_dtype out_dtype;
+    int pair_store; /* y and residual take 2-element accesses (aligned pointers, even strides) */
+    /* Split k: blockIdx.z = split, each taking k_tiles_per_split steps of
+     * KILN_LINEAR_BLOCK_K. With splits > 1 the main kernel stores raw f32
+     * sums to part, [split][weight][m][n rounded up to even], and a second
+     * kernel adds them in split order and applies the epilogue. */
+    int splits;
+    int k_tiles_per_split;
+    float *part;
+} kiln_linear_args;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_LINEAR_H */
