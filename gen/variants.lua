@@ -227,8 +227,8 @@ space.families = {
     -- rows), so a warp holds 64 × 32 accumulators. Plain 128-row tiles run
     -- two blocks an SM (registers capped at 128) where two of 3 stages fit
     -- the shared memory (sm_90): 263 -> 306 TFLOP/s at 8192³ on an H200
-    -- against one block; the gated kernel takes 225 registers and spills
-    -- under that cap (78 TFLOP/s), so it runs one block (345). 64 × 64 warp
+    -- against one block; the gated kernel takes 222 registers and spills
+    -- under that cap (78 TFLOP/s), so it runs one block (386). 64 × 64 warp
     -- tiles (128 × 256 blocks) reached 250 (docs/linear.md). Stages: as many
     -- as fit, at most 3 (4 for 64-row tiles; synchronous fills: 2 for
     -- Turing's 64 KB).

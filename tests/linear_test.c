@@ -179,7 +179,9 @@ static void run_variant(const kiln_variant_info *v)
 /* The checks before any launch, and the selection's choices. */
 static void check_arguments(void)
 {
-    dbuf x = dbuf_alloc(KILN_DTYPE_F16, 64 * 64, 0), y = dbuf_alloc(KILN_DTYPE_F16, 64 * 64, 0);
+    /* Sized for the largest shape below: the overlap checks see every extent. */
+    dbuf x = dbuf_alloc(KILN_DTYPE_F16, 8192 * 64, 0), w = dbuf_alloc(KILN_DTYPE_F16, 4096 * 8192, 0);
+    dbuf y = dbuf_alloc(KILN_DTYPE_F16, 8192 * 640, 0);
     kiln_linear_params p = {64, 64, 64, x.ptr, 0, x.ptr, 0, NULL, NULL, 0, NULL, NULL, 0, y.ptr, 0,
                             KILN_ACT_GELU_TANH, NULL, 0};
     kiln_status st = kiln_linear_fwd(KILN_DTYPE_F16, KILN_DTYPE_F16, &p, NULL);
@@ -211,8 +213,8 @@ static void check_arguments(void)
     st = kiln_linear_fwd(KILN_DTYPE_F16, KILN_DTYPE_F16, &p, NULL);
     tap_ok(st == KILN_STATUS_INVALID_VALUE && strstr(kiln_last_error(), "m is 0"), "m 0 is refused: %s",
            kiln_last_error());
-    /* Decode shape, k long: x and y are far too small, so every call below must fail before a launch. */
-    p.m = 1, p.n = 4096, p.k = 8192;
+    /* Decode shape, k long (every call below must fail before a launch). */
+    p.m = 1, p.n = 4096, p.k = 8192, p.w = w.ptr;
     size_t bytes = 0;
     tap_ok(kiln_linear_fwd_workspace(KILN_DTYPE_F16, KILN_DTYPE_F16, &p, &bytes) == KILN_STATUS_SUCCESS && bytes > 0,
            "decode shape asks for a workspace (%zu bytes)", bytes);
@@ -224,10 +226,11 @@ static void check_arguments(void)
     st = kiln_linear_fwd(KILN_DTYPE_F16, KILN_DTYPE_F16, &p, NULL);
     tap_ok(st == KILN_STATUS_MISALIGNED && strstr(kiln_last_error(), "workspace"),
            "a misaligned workspace is refused: %s", kiln_last_error());
-    p.m = 8192, p.n = 8192;
+    p.m = 8192, p.n = 640, p.k = 64, p.workspace = NULL, p.workspace_bytes = 0;
     tap_ok(kiln_linear_fwd_workspace(KILN_DTYPE_F16, KILN_DTYPE_F16, &p, &bytes) == KILN_STATUS_SUCCESS && bytes == 0,
            "a shape that fills the GPU asks for no workspace (%zu bytes)", bytes);
     dbuf_free(&x);
+    dbuf_free(&w);
     dbuf_free(&y);
 }
 
