@@ -42,9 +42,10 @@ def _kiln_kernels_impl(ctx):
 
     # Each family's compile actions take only its own headers, so editing one
     # family's header recompiles that family alone.
-    family_hdrs = {}
+    family_files = {}
     for target, family in ctx.attr.hdrs.items():
-        family_hdrs[family] = depset(transitive = [target.files] + ([family_hdrs[family]] if family in family_hdrs else []))
+        family_files.setdefault(family, []).append(target.files)
+    family_hdrs = {family: depset(transitive = files) for family, files in family_files.items()}
     objects = []
     for v, src in zip(variants, sources):
         family = ctx.attr.families.get(v.name)

@@ -91,29 +91,16 @@ static kiln_status check_params(const char *fn, kiln_dtype dtype, const kiln_att
  * tiles (BLOCK_M is 128 on some), enough to size the split. */
 enum { PLAN_BLOCK = 64, MAX_SPLITS = 64 };
 
-/* Splits of each query block's keys: none while the blocks give every SM two
- * (the resident blocks of the mma paths); else the fewest that fill the waves
- * of 2·SMs blocks within 95 % of the best fill any count reaches, each split
- * keeping at least 4 key blocks. Filling waves matters: batch 1 × 32 heads,
- * 32768 keys, split 9 ways (288 blocks, a second wave of 24) ran at 1.1 TB/s
- * on an H200 (2026-11-22). */
+/* Splits of each query block's keys, for waves of 2·SMs blocks (the resident
+ * blocks of the mma paths), each split keeping at least 4 key blocks. Filling
+ * waves matters: batch 1 × 32 heads, 32768 keys, split 9 ways (288 blocks, a
+ * second wave of 24) ran at 1.1 TB/s on an H200 (2026-11-22). */
 static int plan_splits(const kiln_attention_params *p, int sm_count)
 {
     const int64_t blocks = (int64_t)(p->seq_q + PLAN_BLOCK - 1) / PLAN_BLOCK * p->heads_q * p->batch;
     const int64_t key_blocks = (p->seq_k + PLAN_BLOCK - 1) / PLAN_BLOCK;
-    const int64_t slots = 2 * (int64_t)sm_count;
-    if (blocks >= slots) return 1;
-    int64_t most = key_blocks / 4;
-    if (most > MAX_SPLITS) most = MAX_SPLITS;
-    double fill[MAX_SPLITS + 1] = {0}, best = 0;
-    for (int64_t n = 1; n <= most; n++) {
-        const int64_t b = blocks * n, waves = (b + slots - 1) / slots;
-        fill[n] = (double)b / (double)(waves * slots);
-        if (fill[n] > best) best = fill[n];
-    }
-    for (int64_t n = 2; n <= most; n++)
-        if (fill[n] >= 0.95 * best) return (int)n;
-    return 1;
+    const int64_t most = key_blocks / 4 < MAX_SPLITS ? key_blocks / 4 : MAX_SPLITS;
+    return kiln_wave_splits(blocks, 2 * (int64_t)sm_count, most);
 }
 
 /* Bytes of the split workspace: the partial lse, then (16-byte aligned) the partial O. */

@@ -20,6 +20,15 @@ kiln_status kiln_current_device_caps(kiln_device_caps *caps);
  * key is a choice of theirs (linear's block tile) follow it. */
 const kiln_variant *kiln_forced_for(kiln_op op);
 
+/* How many ways to split work of `blocks` blocks (k, or keys) so that
+ * waves of `slots` resident blocks fill: 1 while the blocks alone fill a
+ * wave; else the fewest splits from 2 to `most` whose blocks fill their
+ * waves within 95 % of the best fill any count reaches; 1 when none does.
+ * A split count that leaves a sliver of a second wave costs nearly a whole
+ * wave (attention decode and linear with small m, docs/attention.md,
+ * docs/linear.md). */
+int kiln_wave_splits(int64_t blocks, int64_t slots, int64_t most);
+
 kiln_status kiln_dispatch(const kiln_variant_key *key, const void *args, kiln_stream stream);
 
 #ifdef __cplusplus

@@ -97,9 +97,8 @@ typedef struct plan {
 
 /* 128-row tiles while they give every SM a block; else 64-row tiles, and
  * then, when those leave slots of a wave (two blocks an SM) idle and the
- * caller passed a workspace, k split: the fewest splits whose blocks fill
- * their waves within 95 % of the best any count reaches, each split keeping
- * at least MIN_SPLIT_K_TILES steps. Filling waves matters: 128 × 4096 ×
+ * caller passed a workspace, k split to fill the waves (kiln_wave_splits),
+ * each split keeping at least MIN_SPLIT_K_TILES steps. 128 × 4096 ×
  * 4096 split 5 ways (320 blocks, 1.2 waves of 264) ran at 118 TFLOP/s on an
  * H200, split 4 ways (256 blocks) at 173 (2026-11-23). A forced variant's
  * tile is kept. */
@@ -115,18 +114,10 @@ static plan make_plan(const kiln_linear_args *a, int sm_count, kiln_op op, int m
         pl.key = 64;
     const int64_t k_tiles = ceil_div(a->k, KILN_LINEAR_BLOCK_K);
     pl.k_tiles_per_split = (int)k_tiles;
-    const int64_t tiles = ceil_div(a->m, pl.key) * ceil_div(a->n, block_n), slots = 2 * (int64_t)sm_count;
-    if (!may_split || tiles >= slots) return pl;
-    int64_t most = k_tiles / MIN_SPLIT_K_TILES;
-    if (most > MAX_SPLITS) most = MAX_SPLITS;
-    double fill[MAX_SPLITS + 1] = {0}, best = 0;
-    for (int64_t n = 1; n <= most; n++) {
-        const int64_t b = tiles * n, waves = ceil_div(b, slots);
-        fill[n] = (double)b / (double)(waves * slots);
-        if (fill[n] > best) best = fill[n];
-    }
-    int64_t want = 1;
-    while (want < most && fill[want] < 0.95 * best) want++;
+    if (!may_split) return pl;
+    const int64_t tiles = ceil_div(a->m, pl.key) * ceil_div(a->n, block_n);
+    const int64_t most = k_tiles / MIN_SPLIT_K_TILES < MAX_SPLITS ? k_tiles / MIN_SPLIT_K_TILES : MAX_SPLITS;
+    const int want = kiln_wave_splits(tiles, 2 * (int64_t)sm_count, most);
     if (want < 2) return pl;
     pl.k_tiles_per_split = (int)ceil_div(k_tiles, want);
     pl.splits = (int)ceil_div(k_tiles, pl.k_tiles_per_split); /* no split left empty */

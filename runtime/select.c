@@ -166,6 +166,24 @@ kiln_status kiln_current_device_caps(kiln_device_caps *caps)
     return KILN_STATUS_SUCCESS;
 }
 
+/* Of n·blocks blocks, the fraction the waves they take keep busy. */
+static double wave_fill(int64_t blocks, int64_t slots, int64_t n)
+{
+    const int64_t b = blocks * n, waves = (b + slots - 1) / slots;
+    return (double)b / (double)(waves * slots);
+}
+
+int kiln_wave_splits(int64_t blocks, int64_t slots, int64_t most)
+{
+    if (blocks >= slots) return 1;
+    double best = 0;
+    for (int64_t n = 1; n <= most; n++)
+        if (wave_fill(blocks, slots, n) > best) best = wave_fill(blocks, slots, n);
+    for (int64_t n = 2; n <= most; n++)
+        if (wave_fill(blocks, slots, n) >= 0.95 * best) return (int)n;
+    return 1;
+}
+
 static const char *forced_now(void)
 {
     pthread_once(&env_once, read_env);
