@@ -136,7 +136,18 @@ space.families = {
       -- Backward: dx, dgamma and dbeta partials per element on top of s and
       -- dy, so at most 16 elements a thread; several warps per row when
       -- needed, rows packed into 256-thread blocks.
-      return row_traits(v, bwd and 16 or 64, bwd)
+      local t = row_traits(v, bwd and 16 or 64, bwd)
+      -- Forward, a row over several warps (a block a row): registers capped
+      -- near the row's elements a thread + 48, as a floor on rows an SM
+      -- (64K registers / (that · threads)). Uncapped, LayerNorm at hidden
+      -- 8192 took 88 to 96 and fit two rows an SM: 2.8 TB/s; capped at 80,
+      -- three rows: 3.2 TB/s (H200, 2026-11-23; at 64 it spilled: 2.5 TB/s).
+      -- A warp a row leaves many rows an SM uncapped.
+      if not bwd and v.shape ~= 0 then
+        t.min_blocks = t.row_threads == 32 and 1
+          or math.max(1, 65536 // ((t.packs_per_thread * t.vec + 48) * t.threads))
+      end
+      return t
     end,
   },
   {
@@ -196,9 +207,14 @@ space.families = {
       local p_tiles = path == "volta" and block_m // 16 * 16 * (block_n + 8) or 0
       local smem = ((block_m + 2 * block_n) * dp + p_tiles) * v.dtype.bytes
       assert(smem <= limits[v.arch.cc], v.name .. ": tiles past the shared memory")
+      -- Decode (up to 16 query rows, ampere path): a ring of 64-key K and V
+      -- stages, as many as fit up to 3 (two blocks an SM on sm_90 at head
+      -- dim 128); none where two do not fit (the FEW_ROWS kernel runs).
+      local q_tile, stage = 16 * dp * v.dtype.bytes, 2 * 64 * dp * v.dtype.bytes
+      local decode_stages = path == "ampere" and math.min(3, (limits[v.arch.cc] - q_tile) // stage) or 0
       return { path = path, m_tiles = m_tiles,
                block_m = block_m, block_n = block_n, threads = block_m // (16 * m_tiles) * 32,
-               smem = smem, smem_limit = limits[v.arch.cc] }
+               smem = smem, smem_limit = limits[v.arch.cc], decode_stages = decode_stages >= 2 and decode_stages or 0 }
     end,
   },
   {

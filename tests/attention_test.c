@@ -50,6 +50,7 @@ static const attn_case cases[] = {
     {1, 257, 257, 2, 2, 0, 0, -1, -1, BHSD, {0}, {0}},
     {3, 64, 100, 4, 2, 0, 1, -1, -1, VARLEN, {5, 64, 33}, {7, 64, 100}},
     {1, 1000, 1000, 1, 1, 0, 0, -1, -1, BSHD, {0}, {0}},
+    {1, 16, 700, 4, 4, 8, 0, 40, 0, BSHD, {0}, {0}},        /* decode unsplit: a window, ragged head dim */
     {1, 1, 4000, 8, 1, 0, 0, -1, -1, BSHD, {0}, {0}, 1},    /* decode, MQA, split */
     {2, 16, 3000, 4, 2, 3, 1, -1, -1, BHSD, {0}, {0}, 1},   /* decode, causal, ragged head dim, split */
     {1, 5, 2500, 2, 2, 0, 0, 300, 0, BSHD, {0}, {0}, 1},    /* window: most splits see no key */
