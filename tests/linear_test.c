@@ -8,7 +8,9 @@
  * shapes with the workspace the call asks for (poisoned), which must be more
  * than 0 bytes so the split-k path and its reduction run; padded strides,
  * bias present and absent, a residual, y in place on the residual, and each
- * output dtype (the input's, f32, the other 16-bit one). The gated op reads
+ * output dtype (the input's, f32, the other 16-bit one); whole tiles into
+ * y in the input's dtype with no residual (the epilogue's fast path), with
+ * and without bias. The gated op reads
  * its up projection from the second half of one fused [2n][k] weight in some
  * cases and from a tensor of its own in others. Outputs are poisoned before
  * each run; their guard zones must stay intact.
@@ -52,6 +54,8 @@ static const linear_case cases[] = {
     {130, 129, 24, 3, 0, 2, 1, 0, 0},    /* k small, y in place on residual, odd strides of y */
     {1000, 200, 333, 0, 1, 1, 0, 1, 0},  /* ragged k: padding columns hold NaN */
     {300, 384, 128, 16, 1, 0, 2, 0, 0},
+    {1000, 384, 200, 0, 1, 0, 0, 1, 0},  /* whole tiles into y in the input's dtype: the epilogue's fast path */
+    {256, 256, 64, 8, 0, 0, 0, 0, 0},    /* the same with no bias, padded strides */
 };
 
 static double *hbuf(int64_t n)
