@@ -16,6 +16,10 @@ space.archs = {
   { name = "sm_86", cc = 86 },
   { name = "sm_89", cc = 89 },
   { name = "sm_90", cc = 90 },
+  -- Hopper's arch-specific instructions (wgmma): SASS for sm_90 alone, no
+  -- PTX. Only families with a path for it list it; selection prefers it to
+  -- sm_90 code on an sm_90 GPU.
+  { name = "sm_90a", cc = 90, specific = true },
 }
 
 -- Element types. `min_cc`: the first arch with native arithmetic for it.
@@ -36,6 +40,15 @@ space.acts = {
 local function all(list)
   local names = {}
   for i, x in ipairs(list) do names[i] = x.name end
+  return names
+end
+
+-- The archs whose code runs on every later GPU (all but the arch-specific).
+local function portable(archs)
+  local names = {}
+  for _, x in ipairs(archs) do
+    if not x.specific then names[#names + 1] = x.name end
+  end
   return names
 end
 
@@ -87,7 +100,7 @@ space.families = {
     shapes = { 0 },
     acts = all(space.acts),
     dtypes = all(space.dtypes),
-    archs = all(space.archs),
+    archs = portable(space.archs),
     exists = function(v)
       return v.arch.cc >= v.dtype.min_cc
     end,
@@ -127,7 +140,7 @@ space.families = {
     shape_prefix = "h",
     acts = { "none" },
     dtypes = all(space.dtypes),
-    archs = all(space.archs),
+    archs = portable(space.archs),
     exists = function(v)
       return v.arch.cc >= v.dtype.min_cc and v.arch.cc >= (v.op.min_cc or 0)
     end,
@@ -142,10 +155,12 @@ space.families = {
       -- (64K registers / (that · threads)). Uncapped, LayerNorm at hidden
       -- 8192 took 88 to 96 and fit two rows an SM: 2.8 TB/s; capped at 80,
       -- three rows: 3.2 TB/s (H200, 2026-11-23; at 64 it spilled: 2.5 TB/s).
-      -- A warp a row leaves many rows an SM uncapped.
-      if not bwd and v.shape ~= 0 then
-        t.min_blocks = t.row_threads == 32 and 1
-          or math.max(1, 65536 // ((t.packs_per_thread * t.vec + 48) * t.threads))
+      -- A warp a row leaves many rows an SM uncapped. No floor (nil) is not
+      -- a floor of 1: `__launch_bounds__(128, 1)` gave RMSNorm at hidden 768
+      -- 56 registers instead of 48, 2.7 TB/s instead of 3.1.
+      if not bwd and v.shape ~= 0 and t.row_threads > 32 then
+        local floor = 65536 // ((t.packs_per_thread * t.vec + 48) * t.threads)
+        if floor > 1 then t.min_blocks = floor end
       end
       return t
     end,
@@ -161,7 +176,7 @@ space.families = {
     shape_prefix = "h",
     acts = { "none" },
     dtypes = all(space.dtypes),
-    archs = all(space.archs),
+    archs = portable(space.archs),
     exists = function(v)
       return v.arch.cc >= v.dtype.min_cc
     end,
@@ -185,7 +200,7 @@ space.families = {
     shape_prefix = "h",
     acts = { "none" },
     dtypes = { "f16", "bf16" },
-    archs = all(space.archs),
+    archs = portable(space.archs),
     exists = function(v)
       return v.arch.cc >= 70 and v.arch.cc >= v.dtype.min_cc
     end,
@@ -223,7 +238,8 @@ space.families = {
     -- Y = act(X·Wᵀ + b) (+ R) and the gated act(X·Wgᵀ + bg) ⊙ (X·Wuᵀ + bu)
     -- (+ R), one GEMM with its epilogue; k split over blocks for small m.
     -- Code paths as attention's: "ampere" (m16n8k16, cp.async pipeline),
-    -- "turing" (m16n8k8 pairs, synchronous fills), "volta" (m8n8k4).
+    -- "turing" (m16n8k8 pairs, synchronous fills), "volta" (m8n8k4), and
+    -- "hopper" (sm_90a: wgmma from shared memory, 128-row tiles only).
     ops = {
       { name = "linear_fwd", enum = "KILN_OP_LINEAR_FWD" },
       { name = "gated_linear_fwd", enum = "KILN_OP_GATED_LINEAR_FWD" },
@@ -236,7 +252,7 @@ space.families = {
     dtypes = { "f16", "bf16" },
     archs = all(space.archs),
     exists = function(v)
-      return v.arch.cc >= v.dtype.min_cc
+      return v.arch.cc >= v.dtype.min_cc and (not v.arch.specific or v.shape == 128)
     end,
     -- Block tiles of 128 (or 64) rows × 128 output columns (gated: 64 of
     -- each weight), k 64 a stage; 8 warps as 2 × 4 (4 warps as 1 × 4 for 64
@@ -248,11 +264,23 @@ space.families = {
     -- tiles (128 × 256 blocks) reached 250 (docs/linear.md). Stages: as many
     -- as fit, at most 3 (4 for 64-row tiles; synchronous fills: 2 for
     -- Turing's 64 KB).
+    --
+    -- Hopper (sm_90a): 128 rows × 256 weight rows (gated: 128 of each), two
+    -- warpgroups of 64 rows, each a wgmma m64n256k16 from the swizzled
+    -- tiles; 4 stages of 48 KB, two of them loading while one is read and
+    -- the wgmma of the one before finishes; one block an SM.
     traits = function(v)
       local limits = { [70] = 98304, [75] = 65536, [80] = 166912, [86] = 101376, [89] = 101376, [90] = 232448 }
+      local weights = v.op.name == "gated_linear_fwd" and 2 or 1
+      if v.arch.specific then
+        local stages, stage = 4, (128 + 256) * 64 * v.dtype.bytes
+        -- 1 KB over the stages: wgmma's swizzle needs tiles on 1024 bytes.
+        return { path = "hopper", block_m = 128, block_n = 256 // weights, stages = stages, min_blocks = 1,
+                 warps_m = 8, warps_n = 1, threads = 256, smem = stages * stage + 1024,
+                 smem_limit = limits[v.arch.cc] }
+      end
       local path = v.arch.cc >= 80 and "ampere" or v.arch.cc >= 75 and "turing" or "volta"
       local block_m = v.shape
-      local weights = v.op.name == "gated_linear_fwd" and 2 or 1
       local block_n = 128 // weights
       local stage = (block_m + 128) * 64 * v.dtype.bytes
       local two = path == "ampere" and block_m == 128 and weights == 1 and 2 * 3 * stage <= limits[v.arch.cc]

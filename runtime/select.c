@@ -20,6 +20,9 @@ int kiln_variant_runs_on(const kiln_variant *v, int cc)
     return v->ptx_arch != 0 && cc >= v->ptx_arch;
 }
 
+/* Code for one arch alone (sm_90a): SASS and no PTX. */
+static int arch_specific(const kiln_variant *v) { return v->sass_arch != 0 && v->ptx_arch == 0; }
+
 static const char *arch_reason(const kiln_variant *v, int cc, char *buf, size_t n)
 {
     if (v->sass_arch == 0 && v->ptx_arch > v->arch) {
@@ -71,11 +74,15 @@ const kiln_variant *kiln_select_from(const kiln_variant *table, int size, const 
         if (any == NULL || (v->arch <= caps->cc && (any->arch > caps->cc || v->arch > any->arch))) any = v;
         if (!kiln_variant_runs_on(v, caps->cc)) continue;
         /* The exact shape wins, then the highest arch; at one arch, machine
-         * code before PTX. */
+         * code before PTX, and arch-specific code (sm_90a: SASS, no PTX)
+         * before portable code. */
         const int exact = v->shape_key == key->shape_key, best_exact = best && best->shape_key == key->shape_key;
         if (best == NULL || exact > best_exact ||
             (exact == best_exact &&
-             (v->arch > best->arch || (v->arch == best->arch && v->sass_arch > best->sass_arch))))
+             (v->arch > best->arch ||
+              (v->arch == best->arch &&
+               (v->sass_arch > best->sass_arch ||
+                (v->sass_arch == best->sass_arch && arch_specific(v) > arch_specific(best)))))))
             best = v;
     }
     if (best != NULL) return best;
