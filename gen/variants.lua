@@ -268,7 +268,9 @@ space.families = {
     -- Hopper (sm_90a): 128 rows × 256 weight rows (gated: 128 of each), two
     -- warpgroups of 64 rows, each a wgmma m64n256k16 from the swizzled
     -- tiles; 4 stages of 48 KB, two of them loading while one is read and
-    -- the wgmma of the one before finishes; one block an SM.
+    -- the wgmma of the one before finishes; one persistent block an SM.
+    -- 128 × 128 tiles, two blocks an SM of 3 stages each, ran at 550
+    -- TFLOP/s at 8192³ against 645 (H200, 2026-11-23, docs/linear.md).
     traits = function(v)
       local limits = { [70] = 98304, [75] = 65536, [80] = 166912, [86] = 101376, [89] = 101376, [90] = 232448 }
       local weights = v.op.name == "gated_linear_fwd" and 2 or 1

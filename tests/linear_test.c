@@ -10,7 +10,9 @@
  * bias present and absent, a residual, y in place on the residual, and each
  * output dtype (the input's, f32, the other 16-bit one); whole tiles into
  * y in the input's dtype with no residual (the epilogue's fast path), with
- * and without bias. The gated op reads
+ * and without bias, and with rows of y only 4-byte aligned (sm_90a stages
+ * whole tiles through shared memory only for 16-byte rows); more block
+ * tiles than SMs (sm_90a's persistent blocks walk several). The gated op reads
  * its up projection from the second half of one fused [2n][k] weight in some
  * cases and from a tensor of its own in others. Outputs are poisoned before
  * each run; their guard zones must stay intact.
@@ -56,6 +58,8 @@ static const linear_case cases[] = {
     {300, 384, 128, 16, 1, 0, 2, 0, 0},
     {1000, 384, 200, 0, 1, 0, 0, 1, 0},  /* whole tiles into y in the input's dtype: the epilogue's fast path */
     {256, 256, 64, 8, 0, 0, 0, 0, 0},    /* the same with no bias, padded strides */
+    {256, 512, 64, 2, 1, 0, 0, 0, 0},    /* whole tiles, rows of y 4-byte aligned only: by pairs, not staged */
+    {1536, 3072, 8, 0, 1, 0, 0, 0, 0},   /* more tiles than SMs: persistent blocks walk several */
 };
 
 static double *hbuf(int64_t n)
