@@ -192,7 +192,11 @@ space.families = {
     -- (mma.sync m16n8k16, cp.async) for sm_80 … sm_90, "turing" (m16n8k8
     -- pairs, synchronous fills) for sm_75, "volta" (m8n8k4, plain shared
     -- loads, P through shared memory) for sm_70; f16 only below sm_80, as
-    -- the dtype says.
+    -- the dtype says; "hopper" (sm_90a, head dim 128): wgmma for the blocks
+    -- of 17 query rows and more, ampere's decode kernel for fewer. At head
+    -- dim 64 the wgmma kernel ran at 237 / 198 TFLOP/s (none / causal)
+    -- against ampere's 263 / 212 (H200, 2026-11-23, docs/attention.md), so
+    -- head dim 64 keeps sm_90's code.
     ops = {
       { name = "attention_fwd", enum = "KILN_OP_ATTENTION_FWD" },
     },
@@ -200,9 +204,10 @@ space.families = {
     shape_prefix = "h",
     acts = { "none" },
     dtypes = { "f16", "bf16" },
-    archs = portable(space.archs),
+    archs = all(space.archs),
     exists = function(v)
-      return v.arch.cc >= 70 and v.arch.cc >= v.dtype.min_cc
+      return v.arch.cc >= 70 and v.arch.cc >= v.dtype.min_cc and
+        (not v.arch.specific or v.shape == 128)
     end,
     -- Query rows: up to head dim 128, 4 warps of two 16-row mma tiles each
     -- (each K and V fragment feeds two mmas: 177 -> 265 TFLOP/s at head dim
@@ -215,9 +220,11 @@ space.families = {
     traits = function(v)
       local limits = { [70] = 98304, [75] = 65536, [80] = 166912, [86] = 101376, [89] = 101376, [90] = 232448 }
       local path = v.arch.cc >= 80 and "ampere" or v.arch.cc >= 75 and "turing" or "volta"
+      if v.arch.specific then path = "hopper" end
       local m_tiles = (path ~= "volta" and v.shape <= 128) and 2 or 1
       local block_m = 64 * m_tiles
-      local block_n = (path == "ampere" or v.shape <= 128) and 64 or 32
+      local mma = path == "ampere" or path == "hopper"
+      local block_n = (mma or v.shape <= 128) and 64 or 32
       local dp = (v.shape + 63) // 64 * 64
       local p_tiles = path == "volta" and block_m // 16 * 16 * (block_n + 8) or 0
       local smem = ((block_m + 2 * block_n) * dp + p_tiles) * v.dtype.bytes
@@ -226,10 +233,24 @@ space.families = {
       -- stages, as many as fit up to 3 (two blocks an SM on sm_90 at head
       -- dim 128); none where two do not fit (the FEW_ROWS kernel runs).
       local q_tile, stage = 16 * dp * v.dtype.bytes, 2 * 64 * dp * v.dtype.bytes
-      local decode_stages = path == "ampere" and math.min(3, (limits[v.arch.cc] - q_tile) // stage) or 0
-      return { path = path, m_tiles = m_tiles,
-               block_m = block_m, block_n = block_n, threads = block_m // (16 * m_tiles) * 32,
-               smem = smem, smem_limit = limits[v.arch.cc], decode_stages = decode_stages >= 2 and decode_stages or 0 }
+      local decode_stages = mma and math.min(3, (limits[v.arch.cc] - q_tile) // stage) or 0
+      local t = { path = path, m_tiles = m_tiles,
+                  block_m = block_m, block_n = block_n, threads = block_m // (16 * m_tiles) * 32,
+                  smem = smem, smem_limit = limits[v.arch.cc], decode_stages = decode_stages >= 2 and decode_stages or 0 }
+      -- The mma kernels' block, beside the main kernel's where they differ.
+      t.mma_threads, t.mma_smem = t.threads, t.smem
+      if path == "hopper" then
+        -- Two warpgroups of 64 query rows, each S = Q·Kᵀ a wgmma m64n64k16
+        -- from the tiles and O += P·V a wgmma m64n(head dim)k16 with P from
+        -- registers; K and V in a ring of `stages` 64-key tiles; 1 KB of
+        -- slack to start the tiles on 1024 bytes. The ampere kernels of the
+        -- variant run decode (up to 16 query rows).
+        t.stages = 2
+        t.threads = 256
+        t.smem = (block_m + 2 * t.stages * block_n) * dp * v.dtype.bytes + 1024
+        assert(t.smem <= limits[v.arch.cc], v.name .. ": the wgmma tiles past the shared memory")
+      end
+      return t
     end,
   },
   {
