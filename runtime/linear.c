@@ -82,7 +82,7 @@ static kiln_status check_params(const char *fn, kiln_dtype in, kiln_dtype out, c
     const int pair_store = ldy % 2 == 0 && (uintptr_t)p->y % pair_align == 0 &&
                            (!p->residual || (ldr % 2 == 0 && (uintptr_t)p->residual % pair_align == 0));
     kiln_linear_args args = {p->m, p->n, p->k, p->x, p->w, p->w_up, ldx, ldw, ldw_up, p->bias, p->bias_up,
-                             p->residual, ldr, p->y, ldy, out, pair_store, 1, 0, NULL};
+                             p->residual, ldr, p->y, ldy, out, pair_store, 1, 0, NULL, 0};
     *a = args;
     return KILN_STATUS_SUCCESS;
 }
@@ -168,6 +168,7 @@ kiln_status kiln_linear_fwd(kiln_dtype in_dtype, kiln_dtype out_dtype, const kil
     a.splits = pl.splits;
     a.k_tiles_per_split = pl.k_tiles_per_split;
     a.part = pl.splits > 1 ? (float *)p->workspace : NULL;
+    a.sm_count = caps.sm_count;
     kiln_variant_key vk = {op, in_dtype, pl.key, p->act};
     return kiln_dispatch(&vk, &a, stream);
 }

@@ -41,6 +41,7 @@ typedef struct kiln_linear_args {
     int splits;
     int k_tiles_per_split;
     float *part;
+    int sm_count; /* the device's SMs (kiln_device_caps): persistent kernels size their grid by it */
 } kiln_linear_args;
 
 #ifdef __cplusplus

@@ -10,8 +10,9 @@
  * and the output's must keep their poison). Decode: seq_q 1 to 16 against
  * thousands of keys with the workspace the call asks for (poisoned), which
  * must be more than 0 bytes so the split-KV path and its combine run: MQA,
- * causal, a window that leaves most splits without keys, varlen. Outputs and
- * lse are poisoned before each run. Tolerances: the dtype's
+ * causal, a window that leaves most splits without keys, varlen; and the
+ * same for blocks of more rows (seq_q 40 and 200: the full kernels walk a
+ * split's keys). Outputs and lse are poisoned before each run. Tolerances: the dtype's
  * (tests/gpu_util.c) times 2, for P rounded to the dtype before P·V; lse
  * within 1e-3. Then the workspace's checks: too small, misaligned, and none
  * asked for by a shape that fills the GPU.
@@ -55,6 +56,8 @@ static const attn_case cases[] = {
     {2, 16, 3000, 4, 2, 3, 1, -1, -1, BHSD, {0}, {0}, 1},   /* decode, causal, ragged head dim, split */
     {1, 5, 2500, 2, 2, 0, 0, 300, 0, BSHD, {0}, {0}, 1},    /* window: most splits see no key */
     {2, 3, 3500, 4, 4, 0, 1, -1, -1, VARLEN, {3, 1}, {2000, 3500}, 1},
+    {1, 200, 3000, 2, 1, 0, 1, -1, -1, BSHD, {0}, {0}, 1},  /* prefill blocks split: causal, GQA, a ragged last block */
+    {2, 40, 2000, 2, 2, 8, 0, 100, 0, BHSD, {0}, {0}, 1},   /* few rows split: a window, ragged head dim */
 };
 
 static double *hbuf(int64_t n)
@@ -141,7 +144,7 @@ static void run_case(const kiln_variant_info *v, const attn_case *c)
         size_t bytes = 0;
         ok = finished(kiln_attention_fwd_workspace(v->dtype, &p, &bytes), "workspace");
         if (ok && bytes == 0) {
-            tap_diag("%s: decode case asks for no workspace: the split path would not run", v->name);
+            tap_diag("%s: split case asks for no workspace: the split path would not run", v->name);
             ok = 0;
         }
         ws = dbuf_alloc(KILN_DTYPE_F32, (int64_t)(bytes / sizeof(float)), 0); /* poisoned: NaN */
