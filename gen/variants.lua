@@ -240,14 +240,19 @@ space.families = {
       -- The mma kernels' block, beside the main kernel's where they differ.
       t.mma_threads, t.mma_smem = t.threads, t.smem
       if path == "hopper" then
-        -- Two warpgroups of 64 query rows, each S = Q·Kᵀ a wgmma m64n64k16
-        -- from the tiles and O += P·V a wgmma m64n(head dim)k16 with P from
-        -- registers; K and V in a ring of `stages` 64-key tiles; 1 KB of
-        -- slack to start the tiles on 1024 bytes. The ampere kernels of the
-        -- variant run decode (up to 16 query rows).
-        t.stages = 2
+        -- Two warpgroups of 64 query rows, each S = Q·Kᵀ a wgmma
+        -- m64n(wg_block_n)k16 from the tiles and O += P·V a wgmma
+        -- m64n(head dim)k16 with P from registers; K and V in a ring of
+        -- `stages` tiles of wg_block_n keys; 1 KB of slack to start the
+        -- tiles on 1024 bytes. The ampere kernels of the variant run decode
+        -- (up to 16 query rows). H100, bf16, seq 4096, none / causal
+        -- TFLOP/s (2026-11-23, docs/attention.md): 64 keys and 2 stages
+        -- 368 / 304, 128 keys 401 / 336, 128 keys and 3 stages (225 KB)
+        -- 407 / 340.
+        t.stages = 3
         t.threads = 256
-        t.smem = (block_m + 2 * t.stages * block_n) * dp * v.dtype.bytes + 1024
+        t.wg_block_n = 128
+        t.smem = (block_m + 2 * t.stages * t.wg_block_n) * dp * v.dtype.bytes + 1024
         assert(t.smem <= limits[v.arch.cc], v.name .. ": the wgmma tiles past the shared memory")
       end
       return t
