@@ -104,8 +104,20 @@ local function read_lines(path)
   return lines
 end
 
+-- The operands of a wgmma f32 accumulator of n columns, held as d[n / 8][4]
+-- (m16n8 fragments), for a template's inline PTX: "%0, …, %(n/2 - 1)" and
+-- their constraints "+f"(d[j][e]).
+local function wgmma_acc(n)
+  local regs, ops = {}, {}
+  for r = 0, n // 2 - 1 do
+    regs[#regs + 1] = "%" .. r
+    ops[#ops + 1] = ('"+f"(d[%d][%d])'):format(r // 4, r % 4)
+  end
+  return table.concat(regs, ", "), table.concat(ops, ", ")
+end
+
 local function render_variant(v)
-  local env = { v = v, traits = v.traits, space = space }
+  local env = { v = v, traits = v.traits, space = space, wgmma_acc = wgmma_acc }
   return engine.render(rooted(v.family.template), env, v.family.template)
 end
 
