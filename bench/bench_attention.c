@@ -2,11 +2,12 @@
  * bench_attention: TFLOP/s of the attention forward, per head dim, mask and
  * variant.
  *
- *   bench_attention [--iters K] [--f16] [--all-archs] [--seq S] [--only prefill|decode]
+ *   bench_attention [--iters K] [--f16] [--all-archs] [--seq S] [--hdim D] [--only prefill|decode]
  *
- * Prefill: batch × heads filling the GPU (16 × 16 at seq 4096, scaled so
- * batch·heads·seq stays 262144), BSHD, heads_q = heads_kv. FLOPs: 4·seq_q·
- * seq_k·head_dim per (batch, head), halved for causal (the half computed).
+ * Prefill: head dims 64, 128 and 256 (or --hdim's), batch × heads filling
+ * the GPU (4 × 16 at seq 4096, scaled so batch·heads·seq stays 262144),
+ * BSHD, heads_q = heads_kv. FLOPs: 4·seq_q·seq_k·head_dim per (batch,
+ * head), halved for causal (the half computed).
  * Decode: one query row per (batch, head), head dim 128, BHSD K and V of
  * 32768 keys, batch 64 × 32 heads (the K and V reads alone: 34 GB), then
  * batch 1 and 4 with and without the split workspace; GB/s of K and V read
@@ -123,17 +124,19 @@ static void decode(kiln_dtype dt, int iters, int batch, int heads, int seq_k, in
 
 int main(int argc, char **argv)
 {
-    int iters = 30, all_archs = 0, seq = 4096;
+    int iters = 30, all_archs = 0, seq = 4096, hdim = 0;
     const char *only = NULL;
     kiln_dtype dt = KILN_DTYPE_BF16;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--seq") && i + 1 < argc) seq = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--hdim") && i + 1 < argc) hdim = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--f16")) dt = KILN_DTYPE_F16;
         else if (!strcmp(argv[i], "--all-archs")) all_archs = 1;
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--iters K] [--seq S] [--f16] [--all-archs] [--only prefill|decode]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--iters K] [--seq S] [--hdim D] [--f16] [--all-archs] [--only prefill|decode]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -141,10 +144,14 @@ int main(int argc, char **argv)
     CHECK(cudaGetDeviceProperties(&prop, 0));
     const int cc = prop.major * 10 + prop.minor;
     printf("device %s (sm_%d, %d SMs); %s, seq %d\n", prop.name, cc, prop.multiProcessorCount, kiln_dtype_name(dt), seq);
-    static const int dims[] = {64, 128, 256};
+    if (hdim < 0 || hdim > 256 || seq < 1) {
+        fprintf(stderr, "--hdim takes 1 to 256 (got %d), --seq at least 1 (got %d)\n", hdim, seq);
+        return 2;
+    }
+    const int dims[] = {hdim ? hdim : 64, 128, 256}, n_dims = hdim ? 1 : 3;
     const int bh = 262144 / seq, heads = 16, batch = bh / heads > 0 ? bh / heads : 1;
     printf("%-10s %5s %-32s %9s %9s %9s\n", "mask", "hdim", "variant", "ms", "TFLOP/s", "rel_err");
-    for (size_t di = 0; di < sizeof dims / sizeof dims[0] && !(only && strcmp(only, "prefill")); di++) {
+    for (int di = 0; di < n_dims && !(only && strcmp(only, "prefill")); di++) {
         const int d = dims[di];
         const int64_t n = (int64_t)batch * seq * heads * d;
         void *q, *k, *v, *o;

@@ -192,11 +192,12 @@ space.families = {
     -- (mma.sync m16n8k16, cp.async) for sm_80 … sm_90, "turing" (m16n8k8
     -- pairs, synchronous fills) for sm_75, "volta" (m8n8k4, plain shared
     -- loads, P through shared memory) for sm_70; f16 only below sm_80, as
-    -- the dtype says; "hopper" (sm_90a, head dim 128): wgmma for the blocks
-    -- of 17 query rows and more, ampere's decode kernel for fewer. At head
-    -- dim 64 the wgmma kernel ran at 237 / 198 TFLOP/s (none / causal)
-    -- against ampere's 263 / 212 (H200, 2026-11-23, docs/attention.md), so
-    -- head dim 64 keeps sm_90's code.
+    -- the dtype says; "hopper" (sm_90a, head dims of whole 64-column
+    -- swizzle rows: 64, 128, 192, 256): wgmma for the blocks of 17 query
+    -- rows and more, ampere's decode kernel for fewer. On an H100 (bf16,
+    -- seq 4096, 2026-11-23, docs/attention.md) it beats sm_90's mma.sync
+    -- kernel at each: 295 / 266, 414 / 315, 429 / 276, 458 / 272 TFLOP/s
+    -- without a mask.
     ops = {
       { name = "attention_fwd", enum = "KILN_OP_ATTENTION_FWD" },
     },
@@ -207,7 +208,7 @@ space.families = {
     archs = all(space.archs),
     exists = function(v)
       return v.arch.cc >= 70 and v.arch.cc >= v.dtype.min_cc and
-        (not v.arch.specific or v.shape == 128)
+        (not v.arch.specific or v.shape % 64 == 0)
     end,
     -- Query rows: up to head dim 128, 4 warps of two 16-row mma tiles each
     -- (each K and V fragment feeds two mmas: 177 -> 265 TFLOP/s at head dim
@@ -221,7 +222,7 @@ space.families = {
       local limits = { [70] = 98304, [75] = 65536, [80] = 166912, [86] = 101376, [89] = 101376, [90] = 232448 }
       local path = v.arch.cc >= 80 and "ampere" or v.arch.cc >= 75 and "turing" or "volta"
       if v.arch.specific then path = "hopper" end
-      local m_tiles = (path ~= "volta" and v.shape <= 128) and 2 or 1
+      local m_tiles = (path == "hopper" or path ~= "volta" and v.shape <= 128) and 2 or 1
       local block_m = 64 * m_tiles
       local mma = path == "ampere" or path == "hopper"
       local block_n = (mma or v.shape <= 128) and 64 or 32
@@ -243,15 +244,19 @@ space.families = {
         -- Two warpgroups of 64 query rows, each S = Q·Kᵀ a wgmma
         -- m64n(wg_block_n)k16 from the tiles and O += P·V a wgmma
         -- m64n(head dim)k16 with P from registers; K and V in a ring of
-        -- `stages` tiles of wg_block_n keys; 1 KB of slack to start the
+        -- `stages` tiles of wg_block_n keys (as many as fit, up to 3: 2 at
+        -- head dim 256); 1 KB of slack to start the
         -- tiles on 1024 bytes. The ampere kernels of the variant run decode
-        -- (up to 16 query rows). H100, bf16, seq 4096, none / causal
-        -- TFLOP/s (2026-11-23, docs/attention.md): 64 keys and 2 stages
-        -- 368 / 304, 128 keys 401 / 336, 128 keys and 3 stages (225 KB)
-        -- 407 / 340.
-        t.stages = 3
+        -- (up to 16 query rows; their 4 warps need m_tiles 2). Head dim 128
+        -- on an H100, bf16, seq 4096, none / causal TFLOP/s (2026-11-23,
+        -- docs/attention.md): 64 keys and 2 stages 368 / 304, 128 keys 401
+        -- / 336, 128 keys and 3 stages (225 KB) 407 / 340. Past head dim
+        -- 128, 64 keys: O alone takes up to 128 registers, and two 128-key
+        -- tiles of K and V pass the shared memory.
         t.threads = 256
-        t.wg_block_n = 128
+        t.wg_block_n = v.shape <= 128 and 128 or 64
+        local kv_tile = t.wg_block_n * dp * v.dtype.bytes
+        t.stages = math.min(3, (limits[v.arch.cc] - 1024 - block_m * dp * v.dtype.bytes) // (2 * kv_tile))
         t.smem = (block_m + 2 * t.stages * t.wg_block_n) * dp * v.dtype.bytes + 1024
         assert(t.smem <= limits[v.arch.cc], v.name .. ": the wgmma tiles past the shared memory")
       end
