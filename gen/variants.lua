@@ -222,7 +222,7 @@ space.families = {
       local limits = { [70] = 98304, [75] = 65536, [80] = 166912, [86] = 101376, [89] = 101376, [90] = 232448 }
       local path = v.arch.cc >= 80 and "ampere" or v.arch.cc >= 75 and "turing" or "volta"
       if v.arch.specific then path = "hopper" end
-      local m_tiles = (path == "hopper" or path ~= "volta" and v.shape <= 128) and 2 or 1
+      local m_tiles = (path == "hopper" or (path ~= "volta" and v.shape <= 128)) and 2 or 1
       local block_m = 64 * m_tiles
       local mma = path == "ampere" or path == "hopper"
       local block_n = (mma or v.shape <= 128) and 64 or 32
@@ -245,8 +245,8 @@ space.families = {
         -- m64n(wg_block_n)k16 from the tiles and O += P·V a wgmma
         -- m64n(head dim)k16 with P from registers; K and V in a ring of
         -- `stages` tiles of wg_block_n keys (as many as fit, up to 3: 2 at
-        -- head dim 256); 1 KB of slack to start the
-        -- tiles on 1024 bytes. The ampere kernels of the variant run decode
+        -- head dim 256); 1 KB of slack to start the tiles on 1024 bytes.
+        -- The ampere kernels of the variant run decode
         -- (up to 16 query rows; their 4 warps need m_tiles 2). Head dim 128
         -- on an H100, bf16, seq 4096, none / causal TFLOP/s (2026-11-23,
         -- docs/attention.md): 64 keys and 2 stages 368 / 304, 128 keys 401
