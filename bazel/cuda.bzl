@@ -11,21 +11,29 @@ load("//bazel:archs.bzl", "VALID_ARCHS")
 # Family names for the notes about archs the toolkit no longer targets.
 _FAMILY = {70: "Volta", 72: "Volta", 75: "Turing"}
 
-def cuda_gencode(arch, cuda_archs = CUDA_ARCHS):
-    """Chooses the nvcc -gencode flags for one arch variant.
+def cuda_gencode(arch, sass_archs = None, cuda_archs = CUDA_ARCHS):
+    """Chooses the nvcc -gencode flags for code written for one arch.
 
     Args:
-      arch: variant name from VALID_ARCHS, e.g. "sm_80" or "sm_90a".
+      arch: the arch the code is written for, from VALID_ARCHS, e.g. "sm_80"
+        or "sm_90a".
+      sass_archs: the archs of arch's major version to carry SASS for (default
+        [arch]); the code's PTX is that of arch.
       cuda_archs: compute archs the toolkit supports (ints), default CUDA_ARCHS.
 
     Returns:
-      struct(flags = [-gencode flags], sass = int SM of the SASS or 0,
+      struct(flags = [-gencode flags], sass = int SM of the oldest SASS or 0,
              ptx = int compute arch of the embedded PTX or 0,
              note = "" or why the result differs from the request).
     """
     if arch not in VALID_ARCHS:
         fail("unknown CUDA arch %r; valid: %s" % (arch, ", ".join(VALID_ARCHS)))
+    sass_archs = sass_archs or [arch]
     n = int(arch[len("sm_"):].rstrip("a"))
+    sass = [int(a[len("sm_"):].rstrip("a")) for a in sass_archs]
+    for a, s in zip(sass_archs, sass):
+        if a not in VALID_ARCHS or s // 10 != n // 10 or s < n or a.endswith("a") != arch.endswith("a"):
+            fail("%s: cannot carry SASS for %s (only later archs of its major version)" % (arch, a))
     if arch.endswith("a"):
         # Arch-specific features (wgmma, setmaxnreg): SASS only, never PTX.
         if n not in cuda_archs:
@@ -38,8 +46,8 @@ def cuda_gencode(arch, cuda_archs = CUDA_ARCHS):
         )
     if n in cuda_archs:
         return struct(
-            flags = ["-gencode=arch=compute_%d,code=[sm_%d,compute_%d]" % (n, n, n)],
-            sass = n,
+            flags = ["-gencode=arch=compute_%d,code=[%s]" % (n, ",".join(["sm_%d" % s for s in sass] + ["compute_%d" % n]))],
+            sass = sass[0],
             ptx = n,
             note = "",
         )
@@ -51,15 +59,20 @@ def cuda_gencode(arch, cuda_archs = CUDA_ARCHS):
             n,
             ", ".join(["compute_%d" % a for a in cuda_archs]),
         ))
+
+    # Too old for the toolkit (sm_70 on CUDA 13): PTX of its oldest arch, and
+    # SASS for the archs asked for that it can target.
+    native = [s for s in sass if s in cuda_archs]
     return struct(
-        flags = ["-gencode=arch=compute_%d,code=compute_%d" % (lowest, lowest)],
-        sass = 0,
+        flags = ["-gencode=arch=compute_%d,code=[%s]" % (lowest, ",".join(["sm_%d" % s for s in native] + ["compute_%d" % lowest]))],
+        sass = native[0] if native else 0,
         ptx = lowest,
-        note = "%s: CUDA %s cannot target %s; compiled as compute_%d PTX, not selectable on a real %s device" % (
+        note = "%s: CUDA %s cannot target %s; compiled as compute_%d PTX%s, not selectable on a real %s device" % (
             arch,
             CUDA_VERSION,
             _FAMILY.get(n, "sm_%d" % n),
             lowest,
+            "".join([" and sm_%d SASS" % s for s in native]),
             arch,
         ),
     )

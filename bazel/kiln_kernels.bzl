@@ -1,10 +1,12 @@
 """kiln_kernels: the generated kernels of kiln, as one CcInfo.
 
-For every variant of generated/variants.bzl whose arch is in --//:archs:
-  1. gen renders its .cu from the family's template (one action for all),
-  2. nvcc compiles it for its own arch (one action per variant: parallel,
-     cached; SASS + PTX of the arch, or the note of cuda_gencode), with the
-     headers of its family only,
+For every compile group of generated/variants.bzl that carries code for an
+arch in --//:archs:
+  1. gen renders its .cu, all of its variants in one translation unit (one
+     action for all groups),
+  2. nvcc compiles it (one action per group: parallel, cached), with SASS for
+     each chosen arch the group serves and PTX of the arch it is written for
+     (or the note of cuda_gencode), and the headers of its family only,
   3. gen writes the selection table (kiln_table.c) of exactly the variants
      built, with the SASS and PTX each carries.
 The rule's files are the table source; its CcInfo holds the kernel objects
@@ -17,27 +19,40 @@ load("//bazel:cuda.bzl", "cuda_ccinfo", "cuda_compile", "cuda_gencode")
 
 def _kiln_kernels_impl(ctx):
     archs = ctx.attr._archs[ArchsInfo].archs
-    variants = [struct(name = n, arch = a) for n, a in ctx.attr.variants.items() if a in archs]
-    gencodes = {a: cuda_gencode(a) for a in archs}
     for a in archs:
-        if gencodes[a].note:
-            print(gencodes[a].note)  # buildifier: disable=print
+        note = cuda_gencode(a).note
+        if note:
+            print(note)  # buildifier: disable=print
+
+    # A group is built when it serves a chosen arch: its PTX is that of the
+    # arch it is written for (the first), its SASS that of the chosen ones.
+    groups = []
+    for name, spec in ctx.attr.groups.items():
+        family, written_for, serves = spec[0], spec[1], spec[1:]
+        chosen = [a for a in serves if a in archs]
+        if chosen:
+            groups.append(struct(
+                name = name,
+                family = family,
+                gencode = cuda_gencode(written_for, chosen),
+                variants = ctx.attr.group_variants[name],
+            ))
 
     gen_lib = ctx.files._gen_lib
     lib_dir = [f for f in gen_lib if f.basename == "main.lua"][0].dirname
     gen_inputs = gen_lib + ctx.files.templates + ctx.files._space
 
-    names = ctx.actions.declare_file(ctx.label.name + "_variants.txt")
-    ctx.actions.write(names, "".join([v.name + "\n" for v in variants]))
-    sources = [ctx.actions.declare_file("%s_src/%s.cu" % (ctx.label.name, v.name)) for v in variants]
+    names = ctx.actions.declare_file(ctx.label.name + "_groups.txt")
+    ctx.actions.write(names, "".join([g.name + "\n" for g in groups]))
+    sources = [ctx.actions.declare_file("%s_src/%s.cu" % (ctx.label.name, g.name)) for g in groups]
     if sources:
         ctx.actions.run(
             executable = ctx.executable._gen,
-            arguments = ["--lib", lib_dir, "render", "--names", names.path, "--out", sources[0].dirname],
+            arguments = ["--lib", lib_dir, "groups", "--names", names.path, "--out", sources[0].dirname],
             inputs = gen_inputs + [names],
             outputs = sources,
             mnemonic = "KilnGen",
-            progress_message = "Rendering %d kernel variants of %s" % (len(sources), ctx.label),
+            progress_message = "Rendering %d compile groups of %s" % (len(sources), ctx.label),
         )
 
     # Each family's compile actions take only its own headers, so editing one
@@ -47,18 +62,17 @@ def _kiln_kernels_impl(ctx):
         family_files.setdefault(family, []).append(target.files)
     family_hdrs = {family: depset(transitive = files) for family, files in family_files.items()}
     objects = []
-    for v, src in zip(variants, sources):
-        family = ctx.attr.families.get(v.name)
-        if family not in family_hdrs:
-            fail("variant %s (family %s) has no headers in hdrs" % (v.name, family))
-        obj = ctx.actions.declare_file("%s_objs/%s.o" % (ctx.label.name, v.name))
+    for g, src in zip(groups, sources):
+        if g.family not in family_hdrs:
+            fail("compile group %s (family %s) has no headers in hdrs" % (g.name, g.family))
+        obj = ctx.actions.declare_file("%s_objs/%s.o" % (ctx.label.name, g.name))
         cuda_compile(
             ctx,
             src = src,
-            hdrs = family_hdrs[family],
+            hdrs = family_hdrs[g.family],
             includes = ["."],
             defines = [],
-            gencode_flags = gencodes[v.arch].flags,
+            gencode_flags = g.gencode.flags,
             out = obj,
             nvcc = ctx.file._nvcc,
         )
@@ -66,8 +80,9 @@ def _kiln_kernels_impl(ctx):
 
     built = ctx.actions.declare_file(ctx.label.name + "_built.txt")
     ctx.actions.write(built, "".join([
-        "%s %d %d\n" % (v.name, gencodes[v.arch].sass, gencodes[v.arch].ptx)
-        for v in variants
+        "%s %d %d\n" % (v, g.gencode.sass, g.gencode.ptx)
+        for g in groups
+        for v in g.variants
     ]))
     table = ctx.actions.declare_file(ctx.label.name + "_table.c")
     ctx.actions.run(
@@ -76,7 +91,7 @@ def _kiln_kernels_impl(ctx):
         inputs = gen_inputs + [built],
         outputs = [table],
         mnemonic = "KilnTable",
-        progress_message = "Writing the selection table of %d variants" % len(variants),
+        progress_message = "Writing the selection table of %s" % ctx.label,
     )
 
     cc_info, _ = cuda_ccinfo(ctx, objects, [ctx.attr._cudart])
@@ -86,9 +101,11 @@ kiln_kernels = rule(
     implementation = _kiln_kernels_impl,
     doc = "Renders, compiles and tabulates the generated kernel variants of the chosen archs.",
     attrs = {
-        "variants": attr.string_dict(doc = "variant name -> arch, from generated/variants.bzl"),
+        "groups": attr.string_list_dict(
+            doc = "compile group -> [family, the arch it is written for, further archs it has SASS for], from generated/variants.bzl",
+        ),
+        "group_variants": attr.string_list_dict(doc = "compile group -> its variants, from generated/variants.bzl"),
         "templates": attr.label_list(allow_files = [".tmpl"], doc = "the families' templates"),
-        "families": attr.string_dict(doc = "variant name -> family, from generated/variants.bzl"),
         "hdrs": attr.label_keyed_string_dict(
             allow_files = [".h", ".cuh"],
             doc = "headers the rendered sources include -> the family whose sources include them",

@@ -2,6 +2,7 @@
 --
 --   gen list [--family F] [--op OP] [--arch ARCH]     one line per variant
 --   gen render --out DIR [--names FILE] [filters]      one .cu per variant
+--   gen groups --out DIR [--names FILE] [filters]      one .cu per compile group
 --   gen table --built FILE --out FILE                  the C selection table
 --   gen generated --out DIR                            generated/ as checked in
 --   gen check DIR                                      is DIR what `generated` writes?
@@ -86,24 +87,6 @@ local function enumerate()
   return out
 end
 
-local function filtered(list)
-  local out = {}
-  for _, v in ipairs(list) do
-    if (not opts.family or v.family.name == opts.family)
-      and (not opts.op or v.op.name == opts.op)
-      and (not opts.arch or v.arch.name == opts.arch) then
-      out[#out + 1] = v
-    end
-  end
-  return out
-end
-
-local function read_lines(path)
-  local lines = {}
-  for line in engine.read(path):gmatch("[^\n]+") do lines[#lines + 1] = line end
-  return lines
-end
-
 -- The operands of a wgmma f32 accumulator of n columns, held as d[n / 8][4]
 -- (m16n8 fragments), for a template's inline PTX: "%0, …, %(n/2 - 1)" and
 -- their constraints "+f"(d[j][e]).
@@ -121,38 +104,173 @@ local function render_variant(v)
   return engine.render(rooted(v.family.template), env, v.family.template)
 end
 
+local function short_arch(arch) return (arch.name:gsub("_", "")) end
+
+-- v's source as u's would read if the two differed only in name and arch.
+local function as_if(v, u)
+  return (render_variant(v):gsub(v.name, u.name):gsub(v.arch.name, u.arch.name))
+end
+
+-- The variants kiln builds. A variant whose source is that of the same point
+-- on an older arch of its major version (names aside: sm_86 and sm_89 norms
+-- are the sm_80 ones) is no variant of its own: the older one is built with
+-- SASS for its arch too (v.sass_archs, oldest first), since SASS of one major
+-- version runs on its later minor versions but is tuned for each. Arch-specific
+-- archs (sm_90a) are never merged.
+local function variants()
+  local out, seen = {}, {}
+  for _, v in ipairs(enumerate()) do
+    v.sass_archs = { v.arch }
+    local merged = false
+    if not v.arch.specific then
+      local key = table.concat({ v.family.name, v.op.name, v.shape, v.act.name, v.dtype.name, v.arch.cc // 10 }, "/")
+      seen[key] = seen[key] or {}
+      for _, u in ipairs(seen[key]) do
+        if as_if(v, u) == render_variant(u) then
+          u.sass_archs[#u.sass_archs + 1] = v.arch
+          merged = true
+          break
+        end
+      end
+      if not merged then seen[key][#seen[key] + 1] = v end
+    end
+    if not merged then out[#out + 1] = v end
+  end
+  return out
+end
+
+local function serves(v, arch_name)
+  for _, a in ipairs(v.sass_archs) do
+    if a.name == arch_name then return true end
+  end
+  return false
+end
+
+local function arch_names(v)
+  local names = {}
+  for i, a in ipairs(v.sass_archs) do names[i] = a.name end
+  return names
+end
+
+-- The compile group of a variant: its family's variants of the same
+-- `group_by` axes (op, dtype) and archs, compiled as one translation unit so
+-- that the headers are parsed once for all of them. Named after what it holds:
+-- rmsnorm_fwd_sm80_86_89 (an op on sm_80, with SASS for sm_86 and sm_89 too),
+-- attention_fwd_bf16_sm90a.
+local function group_name(v)
+  local parts = {}
+  local by = {}
+  for _, axis in ipairs(v.family.group_by) do by[axis] = true end
+  parts[#parts + 1] = by.op and v.op.name or v.family.name
+  if by.dtype then parts[#parts + 1] = v.dtype.name end
+  local archs = { short_arch(v.sass_archs[1]) }
+  for i = 2, #v.sass_archs do archs[#archs + 1] = tostring(v.sass_archs[i].cc) end
+  parts[#parts + 1] = table.concat(archs, "_")
+  return table.concat(parts, "_")
+end
+
+-- The groups of `list`, in order of first appearance: { name, family, archs, variants }.
+local function groups_of(list)
+  local out, by_name = {}, {}
+  for _, v in ipairs(list) do
+    local name = group_name(v)
+    local g = by_name[name]
+    if not g then
+      g = { name = name, family = v.family, archs = arch_names(v), variants = {} }
+      by_name[name] = g
+      out[#out + 1] = g
+    end
+    g.variants[#g.variants + 1] = v
+  end
+  return out
+end
+
+-- One translation unit of a group's variants: their #include lines once, at
+-- the top, then each variant in a namespace of its own (blank lines where its
+-- includes stood, so every #line still lands on its template line).
+local function render_group(g)
+  local includes, seen, bodies = {}, {}, {}
+  for _, v in ipairs(g.variants) do
+    local body = render_variant(v):gsub("\n(#include [^\n]*)", function(line)
+      if not seen[line] then
+        seen[line] = true
+        includes[#includes + 1] = line
+      end
+      return "\n"
+    end)
+    bodies[#bodies + 1] = ("namespace kiln_%s {\n%s} /* namespace kiln_%s */\n"):format(v.name, body, v.name)
+  end
+  return table.concat({
+    ("/* %s: generated by gen from %s: do not edit. %d variants, one translation unit. */"):format(
+      g.name, g.family.template, #g.variants),
+    table.concat(includes, "\n"),
+    table.concat(bodies),
+  }, "\n")
+end
+
+local function filtered(list)
+  local out = {}
+  for _, v in ipairs(list) do
+    if (not opts.family or v.family.name == opts.family)
+      and (not opts.op or v.op.name == opts.op)
+      and (not opts.arch or serves(v, opts.arch)) then
+      out[#out + 1] = v
+    end
+  end
+  return out
+end
+
+local function read_lines(path)
+  local lines = {}
+  for line in engine.read(path):gmatch("[^\n]+") do lines[#lines + 1] = line end
+  return lines
+end
+
 -- generated/: the variant list Bazel reads and a table for people.
+local function quoted(list)
+  local q = {}
+  for i, x in ipairs(list) do q[i] = '"' .. x .. '"' end
+  return table.concat(q, ", ")
+end
+
+-- generated/: the compile groups Bazel reads and a table for people.
 local function generated_files()
-  local list = enumerate()
+  local list = variants()
+  local groups = groups_of(list)
   local bzl = {
     "# Generated by gen from gen/variants.lua: do not edit. Run `bazel run //gen:update`.",
-    "# Variant name -> the arch it is written for, in the order of the variant space.",
-    "KILN_VARIANTS = {",
+    "# Compile group -> its family, then the archs it carries SASS for (the first is",
+    "# the arch it is written for), in the order of the variant space.",
+    "KILN_GROUPS = {",
   }
-  for _, v in ipairs(list) do
-    bzl[#bzl + 1] = ('    "%s": "%s",'):format(v.name, v.arch.name)
+  for _, g in ipairs(groups) do
+    bzl[#bzl + 1] = ('    "%s": [%s],'):format(g.name, quoted({ g.family.name, table.unpack(g.archs) }))
   end
   bzl[#bzl + 1] = "}"
   bzl[#bzl + 1] = ""
-  bzl[#bzl + 1] = "# Variant name -> its family (which headers its compile action takes)."
-  bzl[#bzl + 1] = "KILN_VARIANT_FAMILIES = {"
-  for _, v in ipairs(list) do
-    bzl[#bzl + 1] = ('    "%s": "%s",'):format(v.name, v.family.name)
+  bzl[#bzl + 1] = "# Compile group -> its variants."
+  bzl[#bzl + 1] = "KILN_GROUP_VARIANTS = {"
+  for _, g in ipairs(groups) do
+    local names = {}
+    for i, v in ipairs(g.variants) do names[i] = v.name end
+    bzl[#bzl + 1] = ('    "%s": [%s],'):format(g.name, quoted(names))
   end
   bzl[#bzl + 1] = "}"
   local md = {
     "<!-- Generated by gen from gen/variants.lua: do not edit. Run `bazel run //gen:update`. -->",
     "# kiln variants",
     "",
-    ("%d variants. The build compiles those of the archs chosen with `--//:archs`."):format(#list),
+    ("%d variants in %d compile groups. The build compiles the groups of the archs chosen with `--//:archs`."):format(
+      #list, #groups),
+    "A variant carries SASS for each arch under \"SASS\" (of those chosen) and PTX of the arch it is written for.",
     "",
-    "| variant | family | op | shape | activation | dtype | arch | threads |",
-    "|---|---|---|---|---|---|---|---|",
+    "| variant | family | op | shape | activation | dtype | arch | SASS | threads |",
+    "|---|---|---|---|---|---|---|---|---|",
   }
   for _, v in ipairs(list) do
-    md[#md + 1] = ("| %s | %s | %s | %s | %s | %s | %s | %d |"):format(
+    md[#md + 1] = ("| %s | %s | %s | %s | %s | %s | %s | %s | %d |"):format(
       v.name, v.family.name, v.op.name, v.shape == 0 and "-" or tostring(v.shape),
-      v.act.name, v.dtype.name, v.arch.name, v.traits.threads)
+      v.act.name, v.dtype.name, v.arch.name, table.concat(arch_names(v), ", "), v.traits.threads)
   end
   return {
     ["variants.bzl"] = table.concat(bzl, "\n") .. "\n",
@@ -170,14 +288,15 @@ end
 local commands = {}
 
 function commands.list()
-  for _, v in ipairs(filtered(enumerate())) do
-    io.write(("%s %s %s %s %s %s\n"):format(v.name, v.family.name, v.op.name, v.act.name, v.dtype.name, v.arch.name))
+  for _, v in ipairs(filtered(variants())) do
+    io.write(("%s %s %s %s %s %s %s\n"):format(v.name, v.family.name, v.op.name, v.act.name, v.dtype.name, v.arch.name,
+      table.concat(arch_names(v), ",")))
   end
 end
 
 function commands.render()
   local out = opts.out or fail("render needs --out DIR")
-  local list = filtered(enumerate())
+  local list = filtered(variants())
   if opts.names then
     local all = {}
     for _, v in ipairs(list) do all[v.name] = v end
@@ -191,13 +310,30 @@ function commands.render()
   end
 end
 
+-- One .cu per compile group (--names: a file of group names, one a line).
+function commands.groups()
+  local out = opts.out or fail("groups needs --out DIR")
+  local groups = groups_of(filtered(variants()))
+  if opts.names then
+    local all = {}
+    for _, g in ipairs(groups) do all[g.name] = g end
+    groups = {}
+    for _, name in ipairs(read_lines(opts.names)) do
+      groups[#groups + 1] = all[name] or fail(("%s: unknown compile group %s"):format(opts.names, name))
+    end
+  end
+  for _, g in ipairs(groups) do
+    engine.write_atomic(out .. "/" .. g.name .. ".cu", render_group(g))
+  end
+end
+
 -- The selection table: one C record per built variant. --built lists
 -- "NAME SASS_ARCH PTX_ARCH" per line, as the build compiled each variant.
 function commands.table()
   local built = opts.built or fail("table needs --built FILE")
   local out = opts.out or fail("table needs --out FILE")
   local all = {}
-  for _, v in ipairs(enumerate()) do all[v.name] = v end
+  for _, v in ipairs(variants()) do all[v.name] = v end
   local rows = {}
   for _, line in ipairs(read_lines(built)) do
     local name, sass, ptx = line:match("^(%S+) (%d+) (%d+)$")
@@ -265,6 +401,6 @@ function commands.template()
   engine.write_atomic(out, engine.render(path, env))
 end
 
-local cmd = pos[1] or fail("usage: gen --lib DIR [--root DIR] list|render|table|generated|check|template ...")
-local fn = commands[cmd] or fail(("unknown command '%s' (list, render, table, generated, check, template)"):format(cmd))
+local cmd = pos[1] or fail("usage: gen --lib DIR [--root DIR] list|render|groups|table|generated|check|template ...")
+local fn = commands[cmd] or fail(("unknown command '%s' (list, render, groups, table, generated, check, template)"):format(cmd))
 fn()

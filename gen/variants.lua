@@ -5,6 +5,12 @@
 -- axes in the order written here, so the variant list, the generated sources and
 -- the selection table are deterministic. Families add their axes and traits
 -- here and nowhere else; the runtime and the build read what gen derives.
+--
+-- The build compiles a family's variants in groups, one translation unit and
+-- one cached action per group: the variants of one arch that agree on the
+-- family's `group_by` axes. Small kernels (elementwise, norm, softmax) group by
+-- op, so a group's header parsing is paid once for 15 to 33 of them; the
+-- large ones (attention, linear) by op and dtype, to keep each action short.
 
 local space = {}
 
@@ -90,6 +96,7 @@ space.families = {
   {
     name = "elementwise",
     template = "templates/elementwise.cu.tmpl",
+    group_by = { "op" },
     -- y = act(x·scale + bias) and y = act(gate)·up, with their backward passes.
     ops = {
       { name = "elementwise_fwd", enum = "KILN_OP_ELEMENTWISE_FWD" },
@@ -123,6 +130,7 @@ space.families = {
   {
     name = "norm",
     template = "templates/norm.cu.tmpl",
+    group_by = { "op" },
     -- LayerNorm and RMSNorm over the last dimension: the forward with the
     -- fused residual add (s = x + residual, s written out) and saved
     -- statistics, the same with an FP8 e4m3 output, and the backward.
@@ -168,6 +176,7 @@ space.families = {
   {
     name = "softmax",
     template = "templates/softmax.cu.tmpl",
+    group_by = { "op" },
     -- y = softmax(scale·x) or log-softmax over the last dimension.
     ops = {
       { name = "softmax_fwd", enum = "KILN_OP_SOFTMAX_FWD" },
@@ -187,6 +196,7 @@ space.families = {
   {
     name = "attention",
     template = "templates/attention.cu.tmpl",
+    group_by = { "op", "dtype" },
     -- O = softmax(scale·Q·Kᵀ + mask)·V, FlashAttention-style, with the
     -- split-KV combine for decode. Code paths (traits.path): "ampere"
     -- (mma.sync m16n8k16, cp.async) for sm_80 … sm_90, "turing" (m16n8k8
@@ -266,6 +276,7 @@ space.families = {
   {
     name = "linear",
     template = "templates/linear.cu.tmpl",
+    group_by = { "op", "dtype" },
     -- Y = act(X·Wᵀ + b) (+ R) and the gated act(X·Wgᵀ + bg) ⊙ (X·Wuᵀ + bu)
     -- (+ R), one GEMM with its epilogue; k split over blocks for small m.
     -- Code paths as attention's: "ampere" (m16n8k16, cp.async pipeline),

@@ -25,7 +25,7 @@ static int arch_specific(const kiln_variant *v) { return v->sass_arch != 0 && v-
 
 static const char *arch_reason(const kiln_variant *v, int cc, char *buf, size_t n)
 {
-    if (v->sass_arch == 0 && v->ptx_arch > v->arch) {
+    if (v->ptx_arch > v->arch && cc < v->ptx_arch) {
         snprintf(buf, n, "%s was written for sm_%d but built as compute_%d PTX (the toolkit cannot target sm_%d), "
                  "so it cannot run on this sm_%d GPU; rebuild with a CUDA 12.x toolkit (CUDA_PATH)",
                  v->name, v->arch, v->ptx_arch, v->arch, cc);
