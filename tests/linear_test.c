@@ -307,6 +307,6 @@ int main(void)
     check_reference();
     const sweep sw = {"linear", is_linear, run_variant};
     int tested;
-    if (gpu_sweep(&sw, &R, &tested) > 0) check_arguments();
+    if (gpu_sweep(&sw, &R, &tested) > 0 && gpu_shard_first()) check_arguments();
     return tap_done();
 }
