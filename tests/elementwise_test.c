@@ -256,7 +256,7 @@ int main(void)
     int tested;
     const int cc = gpu_sweep(&sw, &R, &tested);
     const int gpu = cc > 0;
-    if (gpu) {
+    if (gpu && gpu_shard_first()) {
         /* Unforced, selection takes the highest arch this GPU runs. */
         double x[64];
         fill(x, 64, -1, 1);

@@ -9,6 +9,7 @@
 
 #include "tests/gpu_util.h"
 #include "tests/half.h"
+#include "tests/par.h"
 
 int gpu_available(char *why, size_t n)
 {
@@ -194,42 +195,96 @@ int finished(kiln_status st, const char *what)
     return 1;
 }
 
+/* KILN_TEST_SHARD "i/n": *index and *count (0 and 1 when unset). */
+static void shard(int *index, int *count)
+{
+    static int i = -1, n = 1;
+    if (i < 0) {
+        const char *e = getenv("KILN_TEST_SHARD");
+        i = 0;
+        if (e && *e) {
+            char *end;
+            const long a = strtol(e, &end, 10);
+            const long b = *end == '/' ? strtol(end + 1, &end, 10) : 0;
+            if (*end != '\0' || b < 1 || b > 1000 || a < 0 || a >= b)
+                tap_bail("KILN_TEST_SHARD=%s: want i/n with 0 <= i < n", e);
+            i = (int)a, n = (int)b;
+        }
+    }
+    *index = i, *count = n;
+}
+
+int gpu_shard_first(void)
+{
+    int i, n;
+    shard(&i, &n);
+    return i == 0;
+}
+
 int gpu_sweep(const sweep *s, rng *r, int *tested)
 {
     const char *filter = getenv("KILN_TEST_FILTER");
     char why[256];
     const int gpu = gpu_available(why, sizeof why);
-    int cc = 0, listed = 0;
+    int cc = 0, listed = 0, admitted = 0, si, sn;
+    shard(&si, &sn);
     *tested = 0;
     if (gpu) {
         struct cudaDeviceProp prop;
         CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
         cc = prop.major * 10 + prop.minor;
         tap_diag("device: %s, sm_%d, %d SMs", prop.name, cc, prop.multiProcessorCount);
-        r->s = test_seed();
+        /* Shards started in the same second may read the same clock seed:
+         * each draws from its own stream. */
+        r->s = test_seed() + (uint64_t)si;
     }
+    if (sn > 1)
+        tap_diag("shard %d/%d of the %s variants, inputs from seed + %d (replay with the seed and KILN_TEST_SHARD=%d/%d)",
+                 si, sn, s->family, si, si, sn);
+    const double t0 = par_now(), ref0 = par_seconds();
+    double t_ptx = 0, t_sass = 0, t_max = 0;
+    int n_ptx = 0;
+    const char *slowest = "";
     for (int i = 0; i < kiln_variant_count(); i++) {
         kiln_variant_info v;
         if (kiln_variant_get(i, &v) != KILN_STATUS_SUCCESS) tap_bail("kiln_variant_get(%d): %s", i, kiln_last_error());
         if (!s->match(&v) || (filter && !strstr(v.name, filter))) continue;
+        if (admitted++ % sn != si) continue;
         listed++;
         if (!gpu) {
             tap_skip(why, "%s", v.name);
             continue;
         }
-        if (!kiln_variant_runs_on(&kiln_variant_table[i], cc)) {
+        const kiln_variant *kv = &kiln_variant_table[i];
+        if (!kiln_variant_runs_on(kv, cc)) {
             char reason[64];
             snprintf(reason, sizeof reason, "carries no code for sm_%d", cc);
             tap_skip(reason, "%s", v.name);
             continue;
         }
+        const double tv = par_now();
         if (kiln_force_variant(v.name) != KILN_STATUS_SUCCESS) tap_bail("%s", kiln_last_error());
         s->run(&v);
         tap_ok(strcmp(kiln_last_variant(), v.name) == 0, "%s ran as forced (last variant %s)", v.name,
                kiln_last_variant());
         kiln_force_variant(NULL);
         (*tested)++;
+        /* As kiln_variant_runs_on decides: SASS of the same major arch, else PTX. */
+        const int sass = kv->sass_arch != 0 && cc / 10 == kv->sass_arch / 10 && cc >= kv->sass_arch;
+        const double dt = par_now() - tv;
+        if (sass) {
+            t_sass += dt;
+        } else {
+            t_ptx += dt;
+            n_ptx++;
+        }
+        if (dt > t_max) t_max = dt, slowest = kv->name;
     }
     tap_diag("%d of %d %s variants tested on the GPU", *tested, listed, s->family);
+    if (*tested > 0)
+        tap_diag("%s sweep: %.1f s; %d variants from PTX (the JIT) %.1f s, %d from SASS %.1f s; threaded references "
+                 "%.1f s (%d threads); slowest %s %.2f s",
+                 s->family, par_now() - t0, n_ptx, t_ptx, *tested - n_ptx, t_sass, par_seconds() - ref0,
+                 par_threads(), slowest, t_max);
     return cc;
 }

@@ -80,12 +80,23 @@ int finished(kiln_status st, const char *what);
  * and handed to `run`, which checks it (TAP lines); then the sweep checks
  * that the variant ran as forced. Without a GPU, or for a variant with no
  * code for this GPU, a # SKIP line. Returns the GPU's compute capability
- * (0: none) after seeding `r`; `tested` gets the variants run. */
+ * (0: none) after seeding `r`; `tested` gets the variants run. The summary
+ * line gives the sweep's wall time, split between variants run from PTX
+ * (through the driver's JIT) and from SASS, and the time in the threaded
+ * references (par.h).
+ *
+ * KILN_TEST_SHARD=i/n (0 ≤ i < n) runs every n-th of the variants admitted,
+ * from the i-th: n processes given 0/n … n-1/n share one sweep (the others
+ * print nothing of the ones they leave). A test runs its checks after the
+ * sweep only where gpu_shard_first() says so, so they run once. */
 typedef struct sweep {
     const char *family;                      /* for the summary line */
     int (*match)(const kiln_variant_info *v);
     void (*run)(const kiln_variant_info *v);
 } sweep;
 int gpu_sweep(const sweep *s, rng *r, int *tested);
+
+/* 1 without KILN_TEST_SHARD, or in its shard 0/n. */
+int gpu_shard_first(void);
 
 #endif /* KILN_TESTS_GPU_UTIL_H */

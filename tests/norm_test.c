@@ -431,7 +431,7 @@ int main(void)
     const sweep sw = {"norm", is_norm, run_variant};
     int tested;
     const int gpu = gpu_sweep(&sw, &R, &tested) > 0;
-    if (gpu) {
+    if (gpu && gpu_shard_first()) {
         /* Unforced: hidden 4096 aligned takes its own variant; misaligned, the generic one. */
         dbuf x = dbuf_alloc(KILN_DTYPE_F16, 4 * 4096 + 8, 0), y = dbuf_alloc(KILN_DTYPE_F16, 4 * 4096 + 8, 0);
         kiln_status st = kiln_rmsnorm_fwd(KILN_DTYPE_F16, 4, 4096, x.ptr, NULL, NULL, 1e-5f, y.ptr, NULL, NULL, NULL);
