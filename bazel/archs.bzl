@@ -38,3 +38,28 @@ archs_flag = rule(
     build_setting = config.string(flag = True),
     doc = "Comma-separated GPU arch list (or \"all\"); provides ArchsInfo.",
 )
+
+# --//:ptx: which compile groups embed PTX.
+#   all      every group, PTX of the arch it is written for (the default; the
+#            tests run older-arch variants on a newer GPU through it)
+#   newest   only the groups a newer GPU needs: in each lineage (an op, and
+#            dtype where the family groups by it), those written for the
+#            newest portable arch built, and any group that has no SASS
+PTX_MODES = ["all", "newest"]
+
+PtxInfo = provider(
+    doc = "Which compile groups embed PTX (--//:ptx).",
+    fields = {"mode": "one of PTX_MODES"},
+)
+
+def _ptx_flag_impl(ctx):
+    mode = ctx.build_setting_value.strip()
+    if mode not in PTX_MODES:
+        fail("--//:ptx=%s: valid: %s" % (mode, ", ".join(PTX_MODES)))
+    return [PtxInfo(mode = mode)]
+
+ptx_flag = rule(
+    implementation = _ptx_flag_impl,
+    build_setting = config.string(flag = True),
+    doc = "Which compile groups embed PTX: \"all\" or \"newest\"; provides PtxInfo.",
+)

@@ -11,7 +11,7 @@ load("//bazel:archs.bzl", "VALID_ARCHS")
 # Family names for the notes about archs the toolkit no longer targets.
 _FAMILY = {70: "Volta", 72: "Volta", 75: "Turing"}
 
-def cuda_gencode(arch, sass_archs = None, cuda_archs = CUDA_ARCHS):
+def cuda_gencode(arch, sass_archs = None, ptx = True, cuda_archs = CUDA_ARCHS):
     """Chooses the nvcc -gencode flags for code written for one arch.
 
     Args:
@@ -19,6 +19,7 @@ def cuda_gencode(arch, sass_archs = None, cuda_archs = CUDA_ARCHS):
         or "sm_90a".
       sass_archs: the archs of arch's major version to carry SASS for (default
         [arch]); the code's PTX is that of arch.
+      ptx: whether to embed the PTX; code that would have no SASS keeps it.
       cuda_archs: compute archs the toolkit supports (ints), default CUDA_ARCHS.
 
     Returns:
@@ -46,9 +47,9 @@ def cuda_gencode(arch, sass_archs = None, cuda_archs = CUDA_ARCHS):
         )
     if n in cuda_archs:
         return struct(
-            flags = ["-gencode=arch=compute_%d,code=[%s]" % (n, ",".join(["sm_%d" % s for s in sass] + ["compute_%d" % n]))],
+            flags = ["-gencode=arch=compute_%d,code=[%s]" % (n, ",".join(["sm_%d" % s for s in sass] + (["compute_%d" % n] if ptx else [])))],
             sass = sass[0],
-            ptx = n,
+            ptx = n if ptx else 0,
             note = "",
         )
     lowest = min(cuda_archs)
@@ -63,10 +64,11 @@ def cuda_gencode(arch, sass_archs = None, cuda_archs = CUDA_ARCHS):
     # Too old for the toolkit (sm_70 on CUDA 13): PTX of its oldest arch, and
     # SASS for the archs asked for that it can target.
     native = [s for s in sass if s in cuda_archs]
+    ptx = ptx or not native
     return struct(
-        flags = ["-gencode=arch=compute_%d,code=[%s]" % (lowest, ",".join(["sm_%d" % s for s in native] + ["compute_%d" % lowest]))],
+        flags = ["-gencode=arch=compute_%d,code=[%s]" % (lowest, ",".join(["sm_%d" % s for s in native] + (["compute_%d" % lowest] if ptx else [])))],
         sass = native[0] if native else 0,
-        ptx = lowest,
+        ptx = lowest if ptx else 0,
         note = "%s: CUDA %s cannot target %s; compiled as compute_%d PTX%s, not selectable on a real %s device" % (
             arch,
             CUDA_VERSION,

@@ -14,7 +14,7 @@ The rule's files are the table source; its CcInfo holds the kernel objects
 the build prints one line saying how it was compiled.
 """
 
-load("//bazel:archs.bzl", "ArchsInfo")
+load("//bazel:archs.bzl", "ArchsInfo", "PtxInfo")
 load("//bazel:cuda.bzl", "cuda_ccinfo", "cuda_compile", "cuda_gencode")
 
 def _kiln_kernels_impl(ctx):
@@ -26,15 +26,27 @@ def _kiln_kernels_impl(ctx):
 
     # A group is built when it serves a chosen arch: its PTX is that of the
     # arch it is written for (the first), its SASS that of the chosen ones.
+    # With --//:ptx=newest, only the groups of its lineage's newest portable
+    # arch keep their PTX (gen checks that their variants cover the older
+    # archs' keys), so a GPU newer than every arch built still runs each key.
+    ptx_all = ctx.attr._ptx[PtxInfo].mode == "all"
+    chosen = {}
+    newest = {}
+    for name, spec in ctx.attr.groups.items():
+        lineage, written_for = spec[1], spec[2]
+        chosen[name] = [a for a in spec[2:] if a in archs]
+        if chosen[name] and not written_for.endswith("a"):
+            cc = int(written_for[len("sm_"):])
+            newest[lineage] = max(newest.get(lineage, 0), cc)
     groups = []
     for name, spec in ctx.attr.groups.items():
-        family, written_for, serves = spec[0], spec[1], spec[1:]
-        chosen = [a for a in serves if a in archs]
-        if chosen:
+        family, lineage, written_for = spec[0], spec[1], spec[2]
+        if chosen[name]:
+            ptx = ptx_all or newest.get(lineage) == int(written_for[len("sm_"):].rstrip("a"))
             groups.append(struct(
                 name = name,
                 family = family,
-                gencode = cuda_gencode(written_for, chosen),
+                gencode = cuda_gencode(written_for, chosen[name], ptx),
                 variants = ctx.attr.group_variants[name],
             ))
 
@@ -102,7 +114,7 @@ kiln_kernels = rule(
     doc = "Renders, compiles and tabulates the generated kernel variants of the chosen archs.",
     attrs = {
         "groups": attr.string_list_dict(
-            doc = "compile group -> [family, the arch it is written for, further archs it has SASS for], from generated/variants.bzl",
+            doc = "compile group -> [family, lineage, the arch it is written for, further archs it has SASS for], from generated/variants.bzl",
         ),
         "group_variants": attr.string_list_dict(doc = "compile group -> its variants, from generated/variants.bzl"),
         "templates": attr.label_list(allow_files = [".tmpl"], doc = "the families' templates"),
@@ -111,6 +123,7 @@ kiln_kernels = rule(
             doc = "headers the rendered sources include -> the family whose sources include them",
         ),
         "_archs": attr.label(default = "//:archs", providers = [ArchsInfo]),
+        "_ptx": attr.label(default = "//:ptx", providers = [PtxInfo]),
         "_gen": attr.label(default = "//gen", executable = True, cfg = "exec"),
         "_gen_lib": attr.label(default = "//gen:lib"),
         "_space": attr.label(default = "//gen:variants.lua", allow_single_file = True),

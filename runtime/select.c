@@ -25,16 +25,15 @@ static int arch_specific(const kiln_variant *v) { return v->sass_arch != 0 && v-
 
 static const char *arch_reason(const kiln_variant *v, int cc, char *buf, size_t n)
 {
-    if (v->ptx_arch > v->arch && cc < v->ptx_arch) {
-        snprintf(buf, n, "%s was written for sm_%d but built as compute_%d PTX (the toolkit cannot target sm_%d), "
-                 "so it cannot run on this sm_%d GPU; rebuild with a CUDA 12.x toolkit (CUDA_PATH)",
-                 v->name, v->arch, v->ptx_arch, v->arch, cc);
-        return buf;
-    }
     char sass[16] = "", ptx[24] = "";
     if (v->sass_arch) snprintf(sass, sizeof sass, "SASS sm_%d", v->sass_arch);
     if (v->ptx_arch) snprintf(ptx, sizeof ptx, "%sPTX compute_%d", v->sass_arch ? " and " : "", v->ptx_arch);
-    snprintf(buf, n, "%s carries %s%s and cannot run on this sm_%d GPU", v->name, sass, ptx, cc);
+    if (!kiln_variant_runs_on(v, v->arch) && cc / 10 == v->arch / 10)
+        snprintf(buf, n, "%s was written for sm_%d but built as %s%s (the toolkit cannot target sm_%d), "
+                 "so it cannot run on this sm_%d GPU; rebuild with a CUDA 12.x toolkit (CUDA_PATH)",
+                 v->name, v->arch, sass, ptx, v->arch, cc);
+    else
+        snprintf(buf, n, "%s carries %s%s and cannot run on this sm_%d GPU", v->name, sass, ptx, cc);
     return buf;
 }
 

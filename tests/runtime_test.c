@@ -90,6 +90,32 @@ static void test_selection(void)
     tap_ok(st == KILN_STATUS_NOT_SUPPORTED, "a key not in the table: NOT_SUPPORTED (%s)", kiln_last_error());
 }
 
+/* Variants of one arch's code serving later archs of its major version
+ * (SASS for each), and a release build's (--//:ptx=newest) variants without
+ * PTX: SASS of sm_80 runs on sm_86, never on sm_90; code built for sm_75 alone
+ * from an sm_70 variant (CUDA 13) says why a real sm_70 cannot run it. */
+static void test_merged_and_ptx_free(void)
+{
+#define M(name, arch, sass, ptx) {name, KILN_OP_RMSNORM_FWD, KILN_DTYPE_F16, 0, KILN_ACT_NONE, arch, sass, ptx, 128, 0, NULL, NULL}
+    static const kiln_variant t[] = {M("m70", 70, 75, 0), M("m80", 80, 80, 0)};
+#undef M
+    const kiln_variant_key key = {KILN_OP_RMSNORM_FWD, KILN_DTYPE_F16, 0, KILN_ACT_NONE};
+    kiln_device_caps caps = {86, 84};
+    kiln_status st = KILN_STATUS_SUCCESS;
+    const kiln_variant *v = kiln_select_from(t, 2, &key, &caps, NULL, &st);
+    tap_ok(v && strcmp(v->name, "m80") == 0, "sm_80 SASS without PTX serves an sm_86 GPU");
+    caps.cc = 75;
+    v = kiln_select_from(t, 2, &key, &caps, NULL, &st);
+    tap_ok(v && strcmp(v->name, "m70") == 0, "an sm_70 variant built as sm_75 SASS serves an sm_75 GPU");
+    caps.cc = 90;
+    v = kiln_select_from(t, 2, &key, &caps, NULL, &st);
+    tap_ok(v == NULL && st == KILN_STATUS_ARCH_MISMATCH, "no PTX: an sm_90 GPU is refused (%s)", kiln_last_error());
+    caps.cc = 70;
+    v = kiln_select_from(t, 2, &key, &caps, NULL, &st);
+    tap_ok(v == NULL && st == KILN_STATUS_ARCH_MISMATCH && strstr(kiln_last_error(), "CUDA 12") != NULL,
+           "a real sm_70 is refused, naming CUDA 12 (%s)", kiln_last_error());
+}
+
 /* A shape key selects its own variant, else the generic one (shape 0), even
  * where the generic one is of a newer arch. */
 static void test_shape_selection(void)
@@ -124,10 +150,11 @@ static void test_table(void)
         const kiln_variant *v = &kiln_variant_table[i];
         if (v->op >= 0 && v->op < 12) ops[v->op]++;
         if (v->arch >= 89) fp8_archs = 1;
-        /* Each variant runs on the arch it was written for, unless the
-         * toolkit could not target it (then it says so with PTX > arch). */
+        /* Each variant runs on the arch it was written for, unless it was
+         * not built for it (the toolkit could not target it, or --//:archs
+         * left it out): then it carries code for newer archs only. */
         const int runs = kiln_variant_runs_on(v, v->arch);
-        if (!(runs || v->ptx_arch > v->arch) || v->launch == NULL || v->attributes == NULL ||
+        if (!(runs || v->sass_arch > v->arch || v->ptx_arch > v->arch) || v->launch == NULL || v->attributes == NULL ||
             (v->dtype == KILN_DTYPE_BF16 && v->arch < 80) ||
             ((v->op == KILN_OP_LAYERNORM_FWD_FP8 || v->op == KILN_OP_RMSNORM_FWD_FP8) && v->arch < 89)) {
             tap_diag("bad record %s", v->name);
@@ -413,6 +440,7 @@ int main(void)
     tap_plan_late();
     test_selection();
     test_shape_selection();
+    test_merged_and_ptx_free();
     test_table();
     test_validation();
     test_threads();
