@@ -12,12 +12,19 @@ size_t kiln_dtype_size(kiln_dtype dtype)
     case KILN_DTYPE_F32: return 4;
     case KILN_DTYPE_F16: return 2;
     case KILN_DTYPE_BF16: return 2;
+    case KILN_DTYPE_E4M3: return 1;
+    case KILN_DTYPE_E5M2: return 1;
     }
     return 0;
 }
 
+int kiln_dtype_is_fp8(kiln_dtype dtype) { return dtype == KILN_DTYPE_E4M3 || dtype == KILN_DTYPE_E5M2; }
+
 kiln_status kiln_check_dtype(const char *fn, kiln_dtype dtype)
 {
+    if (kiln_dtype_is_fp8(dtype))
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: dtype %s; FP8 is an input of kiln_linear_fwd only here "
+                         "(this takes f32, f16, bf16)", fn, kiln_dtype_name(dtype));
     if (kiln_dtype_size(dtype) == 0)
         return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: dtype %d is not one of f32 (%d), f16 (%d), bf16 (%d)", fn,
                          (int)dtype, KILN_DTYPE_F32, KILN_DTYPE_F16, KILN_DTYPE_BF16);

@@ -20,6 +20,8 @@ extern "C" {
 #define KILN_MAX_ELEMENTS ((int64_t)1 << 40)
 
 size_t kiln_dtype_size(kiln_dtype dtype);
+int kiln_dtype_is_fp8(kiln_dtype dtype);
+/* f32, f16 or bf16: the dtypes every family computes in (FP8 is refused). */
 kiln_status kiln_check_dtype(const char *fn, kiln_dtype dtype);
 kiln_status kiln_check_act(const char *fn, kiln_activation act);
 

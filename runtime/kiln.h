@@ -42,8 +42,20 @@ typedef enum kiln_status {
 typedef enum kiln_dtype {
     KILN_DTYPE_F32 = 0,
     KILN_DTYPE_F16 = 1,
-    KILN_DTYPE_BF16 = 2
+    KILN_DTYPE_BF16 = 2,
+    KILN_DTYPE_E4M3 = 3, /* FP8 e4m3 (OCP; finite, ±448): kiln_linear_fwd's inputs */
+    KILN_DTYPE_E5M2 = 4  /* FP8 e5m2 (±57344, the gradient format): kiln_linear_fwd's inputs */
 } kiln_dtype;
+
+/* How FP8 inputs are scaled. Scales are f32 descale factors in device memory
+ * (real value = stored value · scale), read by the kernel, so they can change
+ * between calls without a host sync. */
+typedef enum kiln_scaling {
+    KILN_SCALING_NONE = 0,    /* 16-bit inputs: no scales */
+    KILN_SCALING_TENSOR = 1,  /* one factor per tensor: x_scale[0], w_scale[0], w_up_scale[0] */
+    KILN_SCALING_ROWWISE = 2  /* one per row: x_scale[m] (rows of X), w_scale[n], w_up_scale[n] (rows of
+                               * the weights), as torch._scaled_mm's rowwise mode */
+} kiln_scaling;
 
 typedef enum kiln_activation {
     KILN_ACT_NONE = 0,
@@ -263,9 +275,18 @@ kiln_status kiln_attention_fwd_workspace(kiln_dtype dtype, const kiln_attention_
  * in_dtype (X, the weights, the biases): f16 or bf16 (bf16 on sm_80 on);
  * out_dtype (Y, R): f16, bf16 or f32. The epilogue is f32: bias, activation,
  * gate product and residual, then one rounding to out_dtype.
+ * FP8 inputs (in_dtype e4m3 or e5m2: X and the weights; sm_90a code, so a
+ * Hopper GPU and a build with --//:archs holding sm_90a): scaling says how
+ * (KILN_SCALING_TENSOR or _ROWWISE), x_scale and w_scale (and w_up_scale when
+ * gated; for a fused gate_up weight with rowwise scales, w_scale + n) point
+ * to its f32 factors; the sums are taken in f32 (the tensor core's partial
+ * sums added into f32 registers every 128 of k) and scaled before the
+ * epilogue; the biases are f32. 16-bit inputs take KILN_SCALING_NONE and no
+ * scale pointers.
  * Any m, n, k from 1. Alignment: x, w, w_up 16-byte aligned and ldx, ldw,
- * ldw_up multiples of 8 elements (rows are read 16 bytes at a time; k itself
- * needs no rounding); y, residual and the biases aligned to their element.
+ * ldw_up multiples of 16 bytes (8 elements of 16 bits, 16 of FP8: rows are
+ * read 16 bytes at a time; k itself needs no rounding); y, residual and the
+ * biases aligned to their element.
  * y may be residual (same stride); it must not overlap x or the weights.
  * Small m (decode): the call may split k across blocks and reduce the f32
  * partial sums in a second kernel, in a fixed order (the same bits on every
@@ -291,6 +312,10 @@ typedef struct kiln_linear_params {
     kiln_activation act;
     void *workspace;         /* NULL, or kiln_linear_fwd_workspace's bytes (split k) */
     size_t workspace_bytes;
+    kiln_scaling scaling;    /* FP8 inputs: TENSOR or ROWWISE; 16-bit inputs: NONE */
+    const float *x_scale;    /* FP8: descale factors of X (1 or m), on the device */
+    const float *w_scale;    /* FP8: of W (Wg) (1 or n) */
+    const float *w_up_scale; /* FP8, gated: of Wu (1 or n) */
 } kiln_linear_params;
 
 kiln_status kiln_linear_fwd(kiln_dtype in_dtype, kiln_dtype out_dtype, const kiln_linear_params *params,

@@ -29,15 +29,44 @@ static kiln_status check_ld(const char *fn, const char *name, int64_t ld, int64_
     return KILN_STATUS_SUCCESS;
 }
 
+/* FP8 inputs need a scaling mode and its factors; 16-bit ones take none. */
+static kiln_status check_scaling(const char *fn, kiln_dtype in, const kiln_linear_params *p)
+{
+    kiln_status st;
+    if (!kiln_dtype_is_fp8(in)) {
+        if (p->scaling != KILN_SCALING_NONE || p->x_scale || p->w_scale || p->w_up_scale)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE,
+                             "%s: scaling %d or a scale pointer is given for %s inputs; scales are for FP8 inputs "
+                             "(e4m3, e5m2) only: KILN_SCALING_NONE and NULL",
+                             fn, (int)p->scaling, kiln_dtype_name(in));
+        return KILN_STATUS_SUCCESS;
+    }
+    if (p->scaling != KILN_SCALING_TENSOR && p->scaling != KILN_SCALING_ROWWISE)
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED,
+                         "%s: scaling %d with %s inputs; FP8 takes KILN_SCALING_TENSOR (1) or KILN_SCALING_ROWWISE (2)",
+                         fn, (int)p->scaling, kiln_dtype_name(in));
+    if ((st = kiln_check_ptr(fn, "x_scale", p->x_scale, 4, 0)) || (st = kiln_check_ptr(fn, "w_scale", p->w_scale, 4, 0)))
+        return st;
+    if (p->w_up && !p->w_up_scale)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: w_up_scale is NULL; a gated FP8 call needs the up "
+                         "projection's factors (rowwise, a fused gate_up weight: w_scale + n)", fn);
+    if (!p->w_up && p->w_up_scale)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: w_up_scale is given but w_up is NULL (not gated)", fn);
+    return kiln_check_ptr(fn, "w_up_scale", p->w_up_scale, 4, 1);
+}
+
 static kiln_status check_params(const char *fn, kiln_dtype in, kiln_dtype out, const kiln_linear_params *p,
                                 kiln_linear_args *a)
 {
     kiln_status st;
     if (!p) return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: params is NULL", fn);
-    if ((st = kiln_check_dtype(fn, in)) || (st = kiln_check_dtype(fn, out)) || (st = kiln_check_act(fn, p->act)))
+    const int fp8 = kiln_dtype_is_fp8(in);
+    if ((!fp8 && (st = kiln_check_dtype(fn, in))) || (st = kiln_check_dtype(fn, out)) ||
+        (st = kiln_check_act(fn, p->act)))
         return st;
     if (in == KILN_DTYPE_F32)
-        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: in_dtype f32; linear takes f16 and bf16 inputs", fn);
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: in_dtype f32; linear takes f16, bf16, e4m3 and e5m2 inputs",
+                         fn);
     const struct {
         const char *name;
         int64_t value;
@@ -49,15 +78,19 @@ static kiln_status check_params(const char *fn, kiln_dtype in, kiln_dtype out, c
     const int gated = p->w_up != NULL;
     if (!gated && p->bias_up)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: bias_up is given but w_up is NULL (not gated)", fn);
-    const size_t is = kiln_dtype_size(in), os = kiln_dtype_size(out);
+    if ((st = check_scaling(fn, in, p))) return st;
+    /* FP8 inputs take f32 biases; 16-bit ones biases of their own dtype. */
+    const size_t is = kiln_dtype_size(in), os = kiln_dtype_size(out), bs = fp8 ? 4 : is;
     if ((st = kiln_check_ptr(fn, "x", p->x, 16, 0)) || (st = kiln_check_ptr(fn, "w", p->w, 16, 0)) ||
-        (st = kiln_check_ptr(fn, "w_up", p->w_up, 16, 1)) || (st = kiln_check_ptr(fn, "bias", p->bias, is, 1)) ||
-        (st = kiln_check_ptr(fn, "bias_up", p->bias_up, is, 1)) ||
+        (st = kiln_check_ptr(fn, "w_up", p->w_up, 16, 1)) || (st = kiln_check_ptr(fn, "bias", p->bias, bs, 1)) ||
+        (st = kiln_check_ptr(fn, "bias_up", p->bias_up, bs, 1)) ||
         (st = kiln_check_ptr(fn, "residual", p->residual, os, 1)) || (st = kiln_check_ptr(fn, "y", p->y, os, 0)))
         return st;
     int64_t ldx, ldw, ldw_up = 0, ldr = 0, ldy;
-    if ((st = check_ld(fn, "ldx", p->ldx, p->k, 8, &ldx)) || (st = check_ld(fn, "ldw", p->ldw, p->k, 8, &ldw)) ||
-        (gated && (st = check_ld(fn, "ldw_up", p->ldw_up, p->k, 8, &ldw_up))) ||
+    const int64_t row_elems = 16 / (int64_t)is; /* elements of a 16-byte read */
+    if ((st = check_ld(fn, "ldx", p->ldx, p->k, row_elems, &ldx)) ||
+        (st = check_ld(fn, "ldw", p->ldw, p->k, row_elems, &ldw)) ||
+        (gated && (st = check_ld(fn, "ldw_up", p->ldw_up, p->k, row_elems, &ldw_up))) ||
         (p->residual && (st = check_ld(fn, "ldr", p->ldr, p->n, 1, &ldr))) ||
         (st = check_ld(fn, "ldy", p->ldy, p->n, 1, &ldy)))
         return st;
@@ -82,7 +115,8 @@ static kiln_status check_params(const char *fn, kiln_dtype in, kiln_dtype out, c
     const int pair_store = ldy % 2 == 0 && (uintptr_t)p->y % pair_align == 0 &&
                            (!p->residual || (ldr % 2 == 0 && (uintptr_t)p->residual % pair_align == 0));
     kiln_linear_args args = {p->m, p->n, p->k, p->x, p->w, p->w_up, ldx, ldw, ldw_up, p->bias, p->bias_up,
-                             p->residual, ldr, p->y, ldy, out, pair_store, 1, 0, NULL, 0};
+                             p->residual, ldr, p->y, ldy, out, pair_store, 1, 0, NULL, 0,
+                             p->x_scale, p->w_scale, p->w_up_scale, p->scaling == KILN_SCALING_ROWWISE};
     *a = args;
     return KILN_STATUS_SUCCESS;
 }
@@ -106,6 +140,10 @@ static plan make_plan(const kiln_linear_args *a, int sm_count, kiln_op op, int m
 {
     plan pl = {128, 1, 0};
     const kiln_variant *forced = kiln_forced_for(op);
+    if (a->x_scale) { /* FP8: one kernel, 128-row tiles of 128-wide k steps, never split */
+        pl.k_tiles_per_split = (int)ceil_div(a->k, KILN_LINEAR_BLOCK_K);
+        return pl;
+    }
     const int64_t block_n = a->w_up ? KILN_LINEAR_PLAN_BLOCK_N / 2 : KILN_LINEAR_PLAN_BLOCK_N;
     const int64_t tiles_128 = ceil_div(a->m, 128) * ceil_div(a->n, block_n);
     if (forced)

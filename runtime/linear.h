@@ -42,6 +42,10 @@ typedef struct kiln_linear_args {
     int k_tiles_per_split;
     float *part;
     int sm_count; /* the device's SMs (kiln_device_caps): persistent kernels size their grid by it */
+    /* FP8 inputs: the descale factors, one each (rowwise 0) or one a row
+     * (rowwise 1: x_scale[m], w_scale[n], w_up_scale[n]); NULL otherwise. */
+    const float *x_scale, *w_scale, *w_up_scale;
+    int rowwise;
 } kiln_linear_args;
 
 #ifdef __cplusplus

@@ -45,6 +45,8 @@ const char *kiln_dtype_name(kiln_dtype dtype)
     case KILN_DTYPE_F32: return "f32";
     case KILN_DTYPE_F16: return "f16";
     case KILN_DTYPE_BF16: return "bf16";
+    case KILN_DTYPE_E4M3: return "e4m3";
+    case KILN_DTYPE_E5M2: return "e5m2";
     }
     return "unknown";
 }
