@@ -33,7 +33,14 @@ space.dtypes = {
   { name = "f32", enum = "KILN_DTYPE_F32", ctype = "float", bytes = 4, min_cc = 70 },
   { name = "f16", enum = "KILN_DTYPE_F16", ctype = "__half", bytes = 2, min_cc = 70 },
   { name = "bf16", enum = "KILN_DTYPE_BF16", ctype = "__nv_bfloat16", bytes = 2, min_cc = 80 },
+  -- FP8, for inputs of the families that list them (linear): stored values
+  -- with f32 scales beside them, no arithmetic of their own.
+  { name = "e4m3", enum = "KILN_DTYPE_E4M3", ctype = "__nv_fp8_e4m3", bytes = 1, min_cc = 89, fp8 = true },
+  { name = "e5m2", enum = "KILN_DTYPE_E5M2", ctype = "__nv_fp8_e5m2", bytes = 1, min_cc = 89, fp8 = true },
 }
+
+-- The dtypes the row-wise and elementwise families compute in.
+local float_dtypes = { "f32", "f16", "bf16" }
 
 space.acts = {
   { name = "none", enum = "KILN_ACT_NONE" },
@@ -106,7 +113,7 @@ space.families = {
     },
     shapes = { 0 },
     acts = all(space.acts),
-    dtypes = all(space.dtypes),
+    dtypes = float_dtypes,
     archs = portable(space.archs),
     exists = function(v)
       return v.arch.cc >= v.dtype.min_cc
@@ -147,7 +154,7 @@ space.families = {
     shapes = row_shapes,
     shape_prefix = "h",
     acts = { "none" },
-    dtypes = all(space.dtypes),
+    dtypes = float_dtypes,
     archs = portable(space.archs),
     exists = function(v)
       return v.arch.cc >= v.dtype.min_cc and v.arch.cc >= (v.op.min_cc or 0)
@@ -184,7 +191,7 @@ space.families = {
     shapes = row_shapes,
     shape_prefix = "h",
     acts = { "none" },
-    dtypes = all(space.dtypes),
+    dtypes = float_dtypes,
     archs = portable(space.archs),
     exists = function(v)
       return v.arch.cc >= v.dtype.min_cc
@@ -291,10 +298,12 @@ space.families = {
     shapes = { 128, 64 },
     shape_prefix = "m",
     acts = all(space.acts),
-    dtypes = { "f16", "bf16" },
+    dtypes = { "f16", "bf16", "e4m3", "e5m2" },
     archs = all(space.archs),
+    -- FP8 inputs: the Hopper path alone, for now.
     exists = function(v)
-      return v.arch.cc >= v.dtype.min_cc and (not v.arch.specific or v.shape == 128)
+      return v.arch.cc >= v.dtype.min_cc and (not v.arch.specific or v.shape == 128) and
+        (not v.dtype.fp8 or v.arch.specific)
     end,
     -- Block tiles of 128 (or 64) rows × 128 output columns (gated: 64 of
     -- each weight), k 64 a stage; 8 warps as 2 × 4 (4 warps as 1 × 4 for 64
@@ -313,15 +322,22 @@ space.families = {
     -- the wgmma of the one before finishes; one persistent block an SM.
     -- 128 × 128 tiles, two blocks an SM of 3 stages each, ran at 550
     -- TFLOP/s at 8192³ against 645 (H200, 2026-11-23, docs/linear.md).
+    --
+    -- FP8 (sm_90a): the same kernel on wgmma m64n128k32 e4m3 / e5m2, 128 ×
+    -- 128 tiles (gated: 64 of each weight) with k 128 a stage (the same
+    -- 128-byte rows), 6 stages of 32 KB. After each stage the tensor core's
+    -- partial sums, kept in a second set of accumulators, are added into the
+    -- f32 ones: 64 + 64 registers, where 256 columns would need 256.
     traits = function(v)
       local limits = { [70] = 98304, [75] = 65536, [80] = 166912, [86] = 101376, [89] = 101376, [90] = 232448 }
       local weights = v.op.name == "gated_linear_fwd" and 2 or 1
       if v.arch.specific then
-        local stages, stage = 4, (128 + 256) * 64 * v.dtype.bytes
+        local b_rows = v.dtype.fp8 and 128 or 256
+        local stages, stage = v.dtype.fp8 and 6 or 4, (128 + b_rows) * 128
         -- 1 KB over the stages: wgmma's swizzle needs tiles on 1024 bytes.
-        return { path = "hopper", block_m = 128, block_n = 256 // weights, stages = stages, min_blocks = 1,
-                 warps_m = 8, warps_n = 1, threads = 256, smem = stages * stage + 1024,
-                 smem_limit = limits[v.arch.cc] }
+        return { path = "hopper", block_m = 128, block_n = b_rows // weights, block_k = 128 // v.dtype.bytes,
+                 stages = stages, min_blocks = 1, warps_m = 8, warps_n = 1, threads = 256,
+                 smem = stages * stage + 1024, smem_limit = limits[v.arch.cc] }
       end
       local path = v.arch.cc >= 80 and "ampere" or v.arch.cc >= 75 and "turing" or "volta"
       local block_m = v.shape
@@ -330,7 +346,7 @@ space.families = {
       local two = path == "ampere" and block_m == 128 and weights == 1 and 2 * 3 * stage <= limits[v.arch.cc]
       local stages = math.min((path == "ampere" and block_m == 64) and 4 or 3, limits[v.arch.cc] // stage)
       local warps_m = block_m // 64
-      return { path = path, block_m = block_m, block_n = block_n, stages = stages, min_blocks = two and 2 or 1,
+      return { path = path, block_m = block_m, block_n = block_n, block_k = 64, stages = stages, min_blocks = two and 2 or 1,
                warps_m = warps_m, warps_n = 4, threads = warps_m * 4 * 32,
                smem = stages * stage, smem_limit = limits[v.arch.cc] }
     end,

@@ -54,6 +54,8 @@ KILN_GROUPS = {
     "linear_fwd_bf16_sm86_89": ["linear", "linear_fwd_bf16", "sm_86", "sm_89"],
     "linear_fwd_bf16_sm90": ["linear", "linear_fwd_bf16", "sm_90"],
     "linear_fwd_bf16_sm90a": ["linear", "linear_fwd_bf16", "sm_90a"],
+    "linear_fwd_e4m3_sm90a": ["linear", "linear_fwd_e4m3", "sm_90a"],
+    "linear_fwd_e5m2_sm90a": ["linear", "linear_fwd_e5m2", "sm_90a"],
     "gated_linear_fwd_f16_sm70": ["linear", "gated_linear_fwd_f16", "sm_70"],
     "gated_linear_fwd_f16_sm75": ["linear", "gated_linear_fwd_f16", "sm_75"],
     "gated_linear_fwd_f16_sm80": ["linear", "gated_linear_fwd_f16", "sm_80"],
@@ -64,6 +66,8 @@ KILN_GROUPS = {
     "gated_linear_fwd_bf16_sm86_89": ["linear", "gated_linear_fwd_bf16", "sm_86", "sm_89"],
     "gated_linear_fwd_bf16_sm90": ["linear", "gated_linear_fwd_bf16", "sm_90"],
     "gated_linear_fwd_bf16_sm90a": ["linear", "gated_linear_fwd_bf16", "sm_90a"],
+    "gated_linear_fwd_e4m3_sm90a": ["linear", "gated_linear_fwd_e4m3", "sm_90a"],
+    "gated_linear_fwd_e5m2_sm90a": ["linear", "gated_linear_fwd_e5m2", "sm_90a"],
 }
 
 # Compile group -> its variants.
@@ -119,6 +123,8 @@ KILN_GROUP_VARIANTS = {
     "linear_fwd_bf16_sm86_89": ["linear_fwd_m128_none_bf16_sm86", "linear_fwd_m128_relu_bf16_sm86", "linear_fwd_m128_gelu_tanh_bf16_sm86", "linear_fwd_m128_gelu_erf_bf16_sm86", "linear_fwd_m128_silu_bf16_sm86", "linear_fwd_m64_none_bf16_sm86", "linear_fwd_m64_relu_bf16_sm86", "linear_fwd_m64_gelu_tanh_bf16_sm86", "linear_fwd_m64_gelu_erf_bf16_sm86", "linear_fwd_m64_silu_bf16_sm86"],
     "linear_fwd_bf16_sm90": ["linear_fwd_m128_none_bf16_sm90", "linear_fwd_m128_relu_bf16_sm90", "linear_fwd_m128_gelu_tanh_bf16_sm90", "linear_fwd_m128_gelu_erf_bf16_sm90", "linear_fwd_m128_silu_bf16_sm90", "linear_fwd_m64_none_bf16_sm90", "linear_fwd_m64_relu_bf16_sm90", "linear_fwd_m64_gelu_tanh_bf16_sm90", "linear_fwd_m64_gelu_erf_bf16_sm90", "linear_fwd_m64_silu_bf16_sm90"],
     "linear_fwd_bf16_sm90a": ["linear_fwd_m128_none_bf16_sm90a", "linear_fwd_m128_relu_bf16_sm90a", "linear_fwd_m128_gelu_tanh_bf16_sm90a", "linear_fwd_m128_gelu_erf_bf16_sm90a", "linear_fwd_m128_silu_bf16_sm90a"],
+    "linear_fwd_e4m3_sm90a": ["linear_fwd_m128_none_e4m3_sm90a", "linear_fwd_m128_relu_e4m3_sm90a", "linear_fwd_m128_gelu_tanh_e4m3_sm90a", "linear_fwd_m128_gelu_erf_e4m3_sm90a", "linear_fwd_m128_silu_e4m3_sm90a"],
+    "linear_fwd_e5m2_sm90a": ["linear_fwd_m128_none_e5m2_sm90a", "linear_fwd_m128_relu_e5m2_sm90a", "linear_fwd_m128_gelu_tanh_e5m2_sm90a", "linear_fwd_m128_gelu_erf_e5m2_sm90a", "linear_fwd_m128_silu_e5m2_sm90a"],
     "gated_linear_fwd_f16_sm70": ["gated_linear_fwd_m128_none_f16_sm70", "gated_linear_fwd_m128_relu_f16_sm70", "gated_linear_fwd_m128_gelu_tanh_f16_sm70", "gated_linear_fwd_m128_gelu_erf_f16_sm70", "gated_linear_fwd_m128_silu_f16_sm70", "gated_linear_fwd_m64_none_f16_sm70", "gated_linear_fwd_m64_relu_f16_sm70", "gated_linear_fwd_m64_gelu_tanh_f16_sm70", "gated_linear_fwd_m64_gelu_erf_f16_sm70", "gated_linear_fwd_m64_silu_f16_sm70"],
     "gated_linear_fwd_f16_sm75": ["gated_linear_fwd_m128_none_f16_sm75", "gated_linear_fwd_m128_relu_f16_sm75", "gated_linear_fwd_m128_gelu_tanh_f16_sm75", "gated_linear_fwd_m128_gelu_erf_f16_sm75", "gated_linear_fwd_m128_silu_f16_sm75", "gated_linear_fwd_m64_none_f16_sm75", "gated_linear_fwd_m64_relu_f16_sm75", "gated_linear_fwd_m64_gelu_tanh_f16_sm75", "gated_linear_fwd_m64_gelu_erf_f16_sm75", "gated_linear_fwd_m64_silu_f16_sm75"],
     "gated_linear_fwd_f16_sm80": ["gated_linear_fwd_m128_none_f16_sm80", "gated_linear_fwd_m128_relu_f16_sm80", "gated_linear_fwd_m128_gelu_tanh_f16_sm80", "gated_linear_fwd_m128_gelu_erf_f16_sm80", "gated_linear_fwd_m128_silu_f16_sm80", "gated_linear_fwd_m64_none_f16_sm80", "gated_linear_fwd_m64_relu_f16_sm80", "gated_linear_fwd_m64_gelu_tanh_f16_sm80", "gated_linear_fwd_m64_gelu_erf_f16_sm80", "gated_linear_fwd_m64_silu_f16_sm80"],
@@ -129,4 +135,6 @@ KILN_GROUP_VARIANTS = {
     "gated_linear_fwd_bf16_sm86_89": ["gated_linear_fwd_m128_none_bf16_sm86", "gated_linear_fwd_m128_relu_bf16_sm86", "gated_linear_fwd_m128_gelu_tanh_bf16_sm86", "gated_linear_fwd_m128_gelu_erf_bf16_sm86", "gated_linear_fwd_m128_silu_bf16_sm86", "gated_linear_fwd_m64_none_bf16_sm86", "gated_linear_fwd_m64_relu_bf16_sm86", "gated_linear_fwd_m64_gelu_tanh_bf16_sm86", "gated_linear_fwd_m64_gelu_erf_bf16_sm86", "gated_linear_fwd_m64_silu_bf16_sm86"],
     "gated_linear_fwd_bf16_sm90": ["gated_linear_fwd_m128_none_bf16_sm90", "gated_linear_fwd_m128_relu_bf16_sm90", "gated_linear_fwd_m128_gelu_tanh_bf16_sm90", "gated_linear_fwd_m128_gelu_erf_bf16_sm90", "gated_linear_fwd_m128_silu_bf16_sm90", "gated_linear_fwd_m64_none_bf16_sm90", "gated_linear_fwd_m64_relu_bf16_sm90", "gated_linear_fwd_m64_gelu_tanh_bf16_sm90", "gated_linear_fwd_m64_gelu_erf_bf16_sm90", "gated_linear_fwd_m64_silu_bf16_sm90"],
     "gated_linear_fwd_bf16_sm90a": ["gated_linear_fwd_m128_none_bf16_sm90a", "gated_linear_fwd_m128_relu_bf16_sm90a", "gated_linear_fwd_m128_gelu_tanh_bf16_sm90a", "gated_linear_fwd_m128_gelu_erf_bf16_sm90a", "gated_linear_fwd_m128_silu_bf16_sm90a"],
+    "gated_linear_fwd_e4m3_sm90a": ["gated_linear_fwd_m128_none_e4m3_sm90a", "gated_linear_fwd_m128_relu_e4m3_sm90a", "gated_linear_fwd_m128_gelu_tanh_e4m3_sm90a", "gated_linear_fwd_m128_gelu_erf_e4m3_sm90a", "gated_linear_fwd_m128_silu_e4m3_sm90a"],
+    "gated_linear_fwd_e5m2_sm90a": ["gated_linear_fwd_m128_none_e5m2_sm90a", "gated_linear_fwd_m128_relu_e5m2_sm90a", "gated_linear_fwd_m128_gelu_tanh_e5m2_sm90a", "gated_linear_fwd_m128_gelu_erf_e5m2_sm90a", "gated_linear_fwd_m128_silu_e5m2_sm90a"],
 }
