@@ -61,6 +61,9 @@ static kiln_status check_params(const char *fn, kiln_dtype in, kiln_dtype out, c
     kiln_status st;
     if (!p) return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: params is NULL", fn);
     const int fp8 = kiln_dtype_is_fp8(in);
+    if (kiln_dtype_is_fp8(out))
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: out_dtype %s; linear writes f16, bf16 or f32 (FP8 output is "
+                         "still to come)", fn, kiln_dtype_name(out));
     if ((!fp8 && (st = kiln_check_dtype(fn, in))) || (st = kiln_check_dtype(fn, out)) ||
         (st = kiln_check_act(fn, p->act)))
         return st;
