@@ -2,12 +2,18 @@
  * bench_linear: TFLOP/s of kiln's linear + activation against cuBLASLt in the
  * same process (its bias + GELU epilogue, and the plain GEMM alone).
  *
- *   bench_linear [--iters K] [--f16]
+ *   bench_linear [--iters K] [--f16] [--fp8 | --no-fp8]
  *
  * Shapes (m × n × k): 8192 × 8192 × 8192, 16384 × 4096 × 1024 and
  * 128 × 4096 × 4096 with bias + gelu_tanh; then the gated SwiGLU on
  * 8192 × 4096 (each weight) × 4096, and decode-sized 1 × 4096 × 4096 and
  * 16 × 4096 × 4096. bf16 in and out. FLOPs: 2·m·n·k per weight.
+ * Then FP8 (--fp8: only these; --no-fp8: none): e4m3 in, bf16 out, the
+ * first three shapes with bias + gelu_tanh, scales per tensor and rowwise,
+ * beside cuBLASLt's FP8 matmul with the same scales (bench_case_fp8). Their
+ * table rows name the scaling after the shape (/tensor, /row); their BENCH
+ * lines carry dtype=e4m3 out=bf16 scaling=tensor|rowwise. Without an FP8
+ * variant for this GPU, kiln's columns are nan (the reason on stderr).
  * Buffer sets rotate so the weights of one run are not in L2 from the last
  * (bench_util.h: median of samples of back-to-back runs, events). Each kiln
  * case is checked against a double reference on four rows before it is
@@ -20,6 +26,8 @@
 #include <cublasLt.h>
 
 #include "bench/bench_util.h"
+#include "tests/half.h"
+#include "tests/ref_elementwise.h"
 #include "tests/ref_linear.h"
 
 #define LT_CHECK(call)                                                                  \
@@ -213,17 +221,271 @@ static void bench_case(const lin_case *c, kiln_dtype dt, int iters, int l2, cubl
     if (ws) CHECK(cudaFree(ws));
 }
 
+/* ---- FP8: e4m3 X and W, bf16 out, f32 bias, per-tensor or rowwise scales ----
+ * The data: e4m3 codes of values uniform in [-448, 448] (what quantizing
+ * uniform data with its amax gives), scales near 1/448 (rowwise: varying by
+ * row), so the real values are about uniform in [-1, 1] as in the bf16
+ * cases. The f32 bias holds bf16 values, so cuBLASLt's bf16 bias (its bias
+ * type for a bf16 D) is the same. cuBLASLt runs TN (e4m3 A = W, B = X, bf16
+ * C / D), its scales through A_SCALE_POINTER / B_SCALE_POINTER, rowwise as
+ * its OUTER_VEC_32F scale mode; FAST_ACCUM off (it promotes, as kiln does).
+ * Where cuBLASLt has no algorithm for a case, its columns say nan. */
+typedef struct fp8_ctx {
+    int sets, rowwise;
+    kiln_linear_params p[MAX_SETS];
+    void *lt_bias[MAX_SETS]; /* bf16 copy of set s's bias */
+    cublasLtHandle_t lt;
+    cublasLtMatmulDesc_t desc[2]; /* 0: bias + GELU epilogue, 1: none */
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatmulAlgo_t algo[2];
+    int have[2];
+    void *lt_ws;
+    size_t lt_ws_bytes;
+    int which;
+} fp8_ctx;
+
+static kiln_status run_kiln_fp8(void *ctx, int i)
+{
+    const fp8_ctx *r = ctx;
+    return kiln_linear_fwd(KILN_DTYPE_E4M3, KILN_DTYPE_BF16, &r->p[i % r->sets], NULL);
+}
+
+static kiln_status run_lt_fp8(void *ctx, int i)
+{
+    fp8_ctx *r = ctx;
+    const int s = i % r->sets, w = r->which;
+    const kiln_linear_params *p = &r->p[s];
+    const float one = 1.0f, zero = 0.0f;
+    if (w == 0)
+        LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[0], CUBLASLT_MATMUL_DESC_BIAS_POINTER, &r->lt_bias[s],
+                                                sizeof r->lt_bias[s]));
+    const cublasStatus_t st = cublasLtMatmul(r->lt, r->desc[w], &one, p->w, r->la, p->x, r->lb, &zero, p->y, r->lc,
+                                             p->y, r->lc, &r->algo[w], r->lt_ws, r->lt_ws_bytes, NULL);
+    return st == CUBLAS_STATUS_SUCCESS ? KILN_STATUS_SUCCESS : KILN_STATUS_CUDA_ERROR;
+}
+
+/* Descriptors and algorithms; have[w] 0 where cuBLASLt finds none. */
+static void lt_setup_fp8(fp8_ctx *r, const lin_case *c)
+{
+    const cublasOperation_t trans = CUBLAS_OP_T, no = CUBLAS_OP_N;
+    const int32_t mode = r->rowwise ? CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F : CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+    for (int w = 0; w < 2; w++) {
+        LT_CHECK(cublasLtMatmulDescCreate(&r->desc[w], CUBLAS_COMPUTE_32F, CUDA_R_32F));
+        LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[w], CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof trans));
+        LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[w], CUBLASLT_MATMUL_DESC_TRANSB, &no, sizeof no));
+        /* Every set shares set 0's scales (a few bytes; their cache state does not matter). */
+        LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[w], CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &r->p[0].w_scale,
+                                                sizeof r->p[0].w_scale));
+        LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[w], CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &r->p[0].x_scale,
+                                                sizeof r->p[0].x_scale));
+        LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[w], CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode, sizeof mode));
+        LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[w], CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof mode));
+    }
+    const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_GELU_BIAS;
+    LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[0], CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+    LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[0], CUBLASLT_MATMUL_DESC_BIAS_POINTER, &r->lt_bias[0],
+                                            sizeof r->lt_bias[0]));
+    LT_CHECK(cublasLtMatrixLayoutCreate(&r->la, CUDA_R_8F_E4M3, (uint64_t)c->k, (uint64_t)c->n, c->k));
+    LT_CHECK(cublasLtMatrixLayoutCreate(&r->lb, CUDA_R_8F_E4M3, (uint64_t)c->k, (uint64_t)c->m, c->k));
+    LT_CHECK(cublasLtMatrixLayoutCreate(&r->lc, CUDA_R_16BF, (uint64_t)c->n, (uint64_t)c->m, c->n));
+    cublasLtMatmulPreference_t pref;
+    LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &r->lt_ws_bytes,
+                                                  sizeof r->lt_ws_bytes));
+    for (int w = 0; w < 2; w++) {
+        cublasLtMatmulHeuristicResult_t h;
+        int found = 0;
+        const cublasStatus_t st =
+            cublasLtMatmulAlgoGetHeuristic(r->lt, r->desc[w], r->la, r->lb, r->lc, r->lc, pref, 1, &h, &found);
+        r->have[w] = st == CUBLAS_STATUS_SUCCESS && found > 0;
+        if (r->have[w]) r->algo[w] = h.algo;
+        else
+            fprintf(stderr, "cuBLASLt: no FP8 %s algorithm (%s scales) for %lld x %lld x %lld (status %d)\n",
+                    w ? "plain" : "GELU_BIAS", r->rowwise ? "rowwise" : "per-tensor", (long long)c->m,
+                    (long long)c->n, (long long)c->k, (int)st);
+    }
+    LT_CHECK(cublasLtMatmulPreferenceDestroy(pref));
+}
+
+static void lt_teardown_fp8(fp8_ctx *r)
+{
+    for (int w = 0; w < 2; w++) LT_CHECK(cublasLtMatmulDescDestroy(r->desc[w]));
+    LT_CHECK(cublasLtMatrixLayoutDestroy(r->la));
+    LT_CHECK(cublasLtMatrixLayoutDestroy(r->lb));
+    LT_CHECK(cublasLtMatrixLayoutDestroy(r->lc));
+}
+
+/* n e4m3 codes of values about uniform in [-448, 448], from a fixed seed. */
+static void fill_e4m3(unsigned char *h, int64_t n, uint64_t seed)
+{
+    static unsigned char table[4096];
+    static int made = 0;
+    if (!made) {
+        for (int i = 0; i < 4096; i++) table[i] = f64_to_e4m3(-448.0 + 896.0 * (i + 0.5) / 4096);
+        made = 1;
+    }
+    uint64_t s = seed;
+    for (int64_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        h[i] = table[s >> 52];
+    }
+}
+
+/* ‖Y − ref‖/‖ref‖ over four rows of set 0, the reference in double from the
+ * host copies of its codes, scales and bias. */
+static double check_fp8(const fp8_ctx *r, const lin_case *c, const unsigned char *x, const unsigned char *w,
+                        const float *xs, const float *ws, const float *bias)
+{
+    double dec[256];
+    for (int i = 0; i < 256; i++) dec[i] = e4m3_to_f64((uint8_t)i);
+    const int64_t rows[4] = {0, c->m / 3, c->m / 2, c->m - 1};
+    double num = 0, den = 0;
+    for (int i = 0; i < 4; i++) {
+        const int64_t row = rows[i];
+        double *y = bench_download((const char *)r->p[0].y + (size_t)(row * c->n) * 2, c->n, KILN_DTYPE_BF16);
+        const unsigned char *xr = x + row * c->k;
+        for (int64_t j = 0; j < c->n; j++) {
+            const unsigned char *wr = w + j * c->k;
+            double s = 0;
+            for (int64_t t = 0; t < c->k; t++) s += dec[xr[t]] * dec[wr[t]];
+            const double ref = ref_act(c->act, (double)xs[r->rowwise ? row : 0] * ws[r->rowwise ? j : 0] * s + bias[j]);
+            num += (y[j] - ref) * (y[j] - ref);
+            den += ref * ref;
+        }
+        free(y);
+    }
+    return isfinite(num) ? sqrt(num / den) : INFINITY;
+}
+
+static void bench_case_fp8(const lin_case *c, int rowwise, int iters, int l2, cublasLtHandle_t lt, void *lt_ws,
+                           size_t lt_ws_bytes)
+{
+    const size_t set_bytes = (size_t)(c->m * c->k + c->n * c->k) + (size_t)(c->m * c->n) * 2 + (size_t)c->n * 6;
+    fp8_ctx r = {0};
+    r.rowwise = rowwise;
+    r.sets = bench_sets_for(set_bytes, l2);
+    if (r.sets > MAX_SETS) r.sets = MAX_SETS;
+    /* Host: set 0's codes (the check reads them), the scales, the bias. */
+    unsigned char *hx = malloc((size_t)(c->m * c->k)), *hw = malloc((size_t)(c->n * c->k));
+    const int64_t nxs = rowwise ? c->m : 1, nws = rowwise ? c->n : 1;
+    float *xs = malloc(sizeof(float) * (size_t)nxs), *ws = malloc(sizeof(float) * (size_t)nws);
+    float *bias = malloc(sizeof(float) * (size_t)c->n);
+    uint16_t *bias16 = malloc(sizeof(uint16_t) * (size_t)c->n);
+    if (!hx || !hw || !xs || !ws || !bias || !bias16) {
+        fprintf(stderr, "bench_linear: out of host memory\n");
+        exit(1);
+    }
+    for (int64_t i = 0; i < nxs; i++) xs[i] = (float)((1.0 + 0.5 * (double)(i % 7) / 7) / 448);
+    for (int64_t j = 0; j < nws; j++) ws[j] = (float)((1.0 + 0.5 * (double)(j % 5) / 5) / 448);
+    uint64_t s = 77;
+    for (int64_t j = 0; j < c->n; j++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        bias16[j] = f32_to_bf16((float)(-1.0 + 2.0 * (double)(s >> 11) / 9007199254740992.0));
+        bias[j] = bf16_to_f32(bias16[j]);
+    }
+    void *dxs, *dws, *bufs[MAX_SETS][4] = {{0}}; /* x, w, bias (f32), y */
+    CHECK(cudaMalloc(&dxs, sizeof(float) * (size_t)nxs));
+    CHECK(cudaMalloc(&dws, sizeof(float) * (size_t)nws));
+    CHECK(cudaMemcpy(dxs, xs, sizeof(float) * (size_t)nxs, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(dws, ws, sizeof(float) * (size_t)nws, cudaMemcpyHostToDevice));
+    unsigned char *tmp = malloc((size_t)(c->m * c->k > c->n * c->k ? c->m * c->k : c->n * c->k));
+    if (!tmp) exit(1);
+    for (int st = 0; st < r.sets; st++) {
+        unsigned char *x = st ? tmp : hx;
+        CHECK(cudaMalloc(&bufs[st][0], (size_t)(c->m * c->k)));
+        fill_e4m3(x, c->m * c->k, 1000u * (unsigned)st + 1);
+        CHECK(cudaMemcpy(bufs[st][0], x, (size_t)(c->m * c->k), cudaMemcpyHostToDevice));
+        unsigned char *w = st ? tmp : hw;
+        CHECK(cudaMalloc(&bufs[st][1], (size_t)(c->n * c->k)));
+        fill_e4m3(w, c->n * c->k, 1000u * (unsigned)st + 2);
+        CHECK(cudaMemcpy(bufs[st][1], w, (size_t)(c->n * c->k), cudaMemcpyHostToDevice));
+        CHECK(cudaMalloc(&bufs[st][2], sizeof(float) * (size_t)c->n));
+        CHECK(cudaMemcpy(bufs[st][2], bias, sizeof(float) * (size_t)c->n, cudaMemcpyHostToDevice));
+        CHECK(cudaMalloc(&r.lt_bias[st], sizeof(uint16_t) * (size_t)c->n));
+        CHECK(cudaMemcpy(r.lt_bias[st], bias16, sizeof(uint16_t) * (size_t)c->n, cudaMemcpyHostToDevice));
+        CHECK(cudaMalloc(&bufs[st][3], (size_t)(c->m * c->n) * 2));
+        kiln_linear_params p = {c->m, c->n, c->k, bufs[st][0], 0, bufs[st][1], 0, bufs[st][2], NULL, 0, NULL, NULL,
+                                0, bufs[st][3], 0, c->act, NULL, 0,
+                                rowwise ? KILN_SCALING_ROWWISE : KILN_SCALING_TENSOR, dxs, dws, NULL};
+        r.p[st] = p;
+    }
+    free(tmp);
+    const double flops = 2.0 * c->m * c->n * c->k;
+    /* kiln: a build or GPU without FP8 variants gets nan and the reason. */
+    size_t ws_bytes = 0;
+    kiln_status kst = kiln_linear_fwd_workspace(KILN_DTYPE_E4M3, KILN_DTYPE_BF16, &r.p[0], &ws_bytes);
+    if (kst == KILN_STATUS_SUCCESS) kst = run_kiln_fp8(&r, 0);
+    char variant[128];
+    double ms = NAN, tf = NAN, err = NAN;
+    if (kst == KILN_STATUS_SUCCESS) {
+        CHECK(cudaDeviceSynchronize());
+        snprintf(variant, sizeof variant, "%s", kiln_last_variant());
+        err = check_fp8(&r, c, hx, hw, xs, ws, bias);
+        ms = bench_time_ms(run_kiln_fp8, &r, iters);
+        tf = flops / (ms * 1e-3) / 1e12;
+    } else {
+        fprintf(stderr, "kiln FP8 %lldx%lldx%lld: %s\n", (long long)c->m, (long long)c->n, (long long)c->k,
+                kiln_last_error());
+        snprintf(variant, sizeof variant, "none");
+    }
+    double lt_tf[2] = {NAN, NAN}, lt_err = NAN;
+    r.lt = lt, r.lt_ws = lt_ws, r.lt_ws_bytes = lt_ws_bytes;
+    lt_setup_fp8(&r, c);
+    const int64_t cmp = c->m * c->n > 1 << 22 ? 1 << 22 : c->m * c->n;
+    double *mine = kst == KILN_STATUS_SUCCESS ? bench_download(r.p[0].y, cmp, KILN_DTYPE_BF16) : NULL;
+    for (int w = 0; w < 2; w++) {
+        if (!r.have[w]) continue;
+        r.which = w;
+        if (run_lt_fp8(&r, 0) != KILN_STATUS_SUCCESS) {
+            fprintf(stderr, "cuBLASLt: the FP8 %s matmul failed (%s scales)\n", w ? "plain" : "GELU_BIAS",
+                    rowwise ? "rowwise" : "per-tensor");
+            continue;
+        }
+        CHECK(cudaDeviceSynchronize());
+        if (w == 0 && mine) {
+            double *theirs = bench_download(r.p[0].y, cmp, KILN_DTYPE_BF16);
+            lt_err = bench_rel_err(mine, theirs, cmp);
+            free(theirs);
+        }
+        lt_tf[w] = flops / (bench_time_ms(run_lt_fp8, &r, iters) * 1e-3) / 1e12;
+    }
+    free(mine);
+    lt_teardown_fp8(&r);
+    char shape[64];
+    snprintf(shape, sizeof shape, "%lldx%lldx%lld/%s", (long long)c->m, (long long)c->n, (long long)c->k,
+             rowwise ? "row" : "tensor");
+    printf("%-22s %-10s %-40s %9.4f %8.1f %10.1f %10.1f %8.2f %9.2e %9.2e\n", shape, kiln_activation_name(c->act),
+           variant, ms, tf, lt_tf[0], lt_tf[1], tf / lt_tf[0], err, lt_err);
+    printf("BENCH op=linear act=%s m=%lld n=%lld k=%lld dtype=e4m3 out=bf16 scaling=%s variant=%s workspace=%zu "
+           "sets=%d ms=%.5f TFLOPs=%.1f cublaslt_epilogue_TFLOPs=%.1f cublaslt_plain_TFLOPs=%.1f rel_err=%.2e "
+           "vs_cublaslt=%.2e\n",
+           kiln_activation_name(c->act), (long long)c->m, (long long)c->n, (long long)c->k,
+           rowwise ? "rowwise" : "tensor", variant, ws_bytes, r.sets, ms, tf, lt_tf[0], lt_tf[1], err, lt_err);
+    fflush(stdout);
+    for (int st = 0; st < r.sets; st++) {
+        for (int j = 0; j < 4; j++) CHECK(cudaFree(bufs[st][j]));
+        CHECK(cudaFree(r.lt_bias[st]));
+    }
+    CHECK(cudaFree(dxs));
+    CHECK(cudaFree(dws));
+    free(hx), free(hw), free(xs), free(ws), free(bias), free(bias16);
+}
+
 int main(int argc, char **argv)
 {
-    int iters = 20;
+    int iters = 20, run16 = 1, run8 = 1;
     kiln_dtype dt = KILN_DTYPE_BF16;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--iters") && i + 1 < argc) {
             iters = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--f16")) {
             dt = KILN_DTYPE_F16;
+        } else if (!strcmp(argv[i], "--fp8")) {
+            run16 = 0;
+        } else if (!strcmp(argv[i], "--no-fp8")) {
+            run8 = 0;
         } else {
-            fprintf(stderr, "usage: %s [--iters K] [--f16]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--iters K] [--f16] [--fp8 | --no-fp8]\n", argv[0]);
             return 2;
         }
     }
@@ -245,8 +507,17 @@ int main(int argc, char **argv)
     };
     printf("%-22s %-10s %-40s %9s %8s %10s %10s %8s %9s %9s\n", "m x n x k", "epilogue", "variant", "ms", "TFLOP/s",
            "cuBLASLt+", "cuBLASLt", "ratio", "rel_err", "vs_Lt");
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (size_t i = 0; run16 && i < sizeof cases / sizeof cases[0]; i++)
         bench_case(&cases[i], dt, iters, prop.l2CacheSize, lt, lt_ws, lt_ws_bytes);
+    const lin_case fp8_cases[] = {
+        {8192, 8192, 8192, 0, KILN_ACT_GELU_TANH},
+        {16384, 4096, 1024, 0, KILN_ACT_GELU_TANH},
+        {128, 4096, 4096, 0, KILN_ACT_GELU_TANH},
+    };
+    if (run8) printf("FP8: e4m3 in, bf16 out, f32 bias; scales per tensor (/tensor) and rowwise (/row)\n");
+    for (size_t i = 0; run8 && i < sizeof fp8_cases / sizeof fp8_cases[0]; i++)
+        for (int rowwise = 0; rowwise < 2; rowwise++)
+            bench_case_fp8(&fp8_cases[i], rowwise, iters, prop.l2CacheSize, lt, lt_ws, lt_ws_bytes);
     CHECK(cudaFree(lt_ws));
     LT_CHECK(cublasLtDestroy(lt));
     return 0;

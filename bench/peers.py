@@ -10,6 +10,9 @@ each figure is the median of samples of 10 back-to-back calls, as in kiln's.
     python3 bench/peers.py --bench path/to/bench_norm [--only softmax]
     python3 bench/peers.py --bench path/to/bench_attention --iters 10
     python3 bench/peers.py --bench path/to/bench_linear --iters 10
+
+bench_linear's FP8 lines (dtype=e4m3) get torch._scaled_mm, per-tensor and
+rowwise, plain and with kiln's bias + gelu_tanh epilogue.
 """
 import argparse
 import os
@@ -179,6 +182,8 @@ def linear_peers(out, iters):
         if not line.startswith("BENCH op=linear") and not line.startswith("BENCH op=gated_linear"):
             continue
         f = dict(kv.split("=", 1) for kv in line.split()[1:])
+        if f["dtype"] in ("e4m3", "e5m2"):
+            continue  # fp8_linear_peers
         m, n, k = int(f["m"]), int(f["n"]), int(f["k"])
         gated = f["op"] == "gated_linear"
         dt = torch.bfloat16 if f["dtype"] == "bf16" else torch.float16
@@ -205,6 +210,63 @@ def linear_peers(out, iters):
         sys.stdout.flush()
 
 
+def fp8_linear_peers(out, iters):
+    """torch._scaled_mm on kiln's FP8 linear shapes: e4m3 X [m][k] and W [n][k]
+    (W.t(), column-major, as _scaled_mm wants its second operand), bf16 out,
+    fp32 scales: per tensor (scalars) or rowwise (scale_a [m, 1], scale_b
+    [1, n]); use_fast_accum off (it promotes, as kiln does). Plain, and with
+    kiln's epilogue: bias (bf16, inside _scaled_mm) then gelu_tanh (eager: a
+    kernel of its own; compile: what Inductor makes of it)."""
+    lines = [l for l in out.splitlines() if l.startswith("BENCH op=linear") and " dtype=e4m3 " in l]
+    if not lines:
+        return
+    print(f"\n{'m x n x k':22s} {'scaling':8s} {'kiln':>8s} {'_scaled_mm':>11s} {'+bias+gelu':>11s} {'compile':>8s} "
+          f"{'cuBLASLt+':>10s} {'kiln/mm':>8s} {'kiln/+':>7s}   (TFLOP/s; FP8 e4m3 -> bf16)")
+    for line in lines:
+        f = dict(kv.split("=", 1) for kv in line.split()[1:])
+        m, n, k, rowwise = int(f["m"]), int(f["n"]), int(f["k"]), f["scaling"] == "rowwise"
+        gen = torch.Generator(device="cuda").manual_seed(0)
+        e4m3 = torch.float8_e4m3fn
+        t = {"x": rand((m, k), gen, -448, 448, torch.float32).to(e4m3),
+             "w": rand((n, k), gen, -448, 448, torch.float32).to(e4m3),
+             "b": rand((n,), gen, -1, 1, torch.bfloat16)}
+        if rowwise:
+            t["sa"] = rand((m, 1), gen, 1 / 448, 1.5 / 448, torch.float32)
+            t["sb"] = rand((1, n), gen, 1 / 448, 1.5 / 448, torch.float32)
+        else:
+            t["sa"] = torch.tensor(1 / 448, device="cuda", dtype=torch.float32)
+            t["sb"] = torch.tensor(1 / 448, device="cuda", dtype=torch.float32)
+
+        def plain(t):
+            return torch._scaled_mm(t["x"], t["w"].t(), scale_a=t["sa"], scale_b=t["sb"], out_dtype=torch.bfloat16)
+
+        def epilogue(t):
+            y = torch._scaled_mm(t["x"], t["w"].t(), scale_a=t["sa"], scale_b=t["sb"], bias=t["b"],
+                                 out_dtype=torch.bfloat16)
+            return F.gelu(y, approximate="tanh")
+
+        flops = 2.0 * m * n * k
+        res = {}
+        for name, fn in (("scaled_mm", plain), ("scaled_mm_bias_gelu", epilogue),
+                         ("scaled_mm_bias_gelu_compile", None)):
+            try:
+                g = fn if fn is not None else torch.compile(epilogue)
+                res[name] = flops / (bench(g, t, iters) * 1e-3) / 1e12
+            except (RuntimeError, NotImplementedError) as e:  # a mode this PyTorch or GPU lacks
+                print(f"# {name} {m}x{n}x{k} {f['scaling']}: {str(e).splitlines()[0][:160]}")
+                res[name] = float("nan")
+            print(f"PEER op=linear dtype=e4m3 out=bf16 scaling={f['scaling']} m={m} n={n} k={k} peer=torch_{name} "
+                  f"TFLOPs={res[name]:.1f}")
+        kiln = float(f["TFLOPs"])
+        print(f"{m}x{n}x{k:<14} {f['scaling']:8s} {kiln:8.1f} {res['scaled_mm']:11.1f} "
+              f"{res['scaled_mm_bias_gelu']:11.1f} {res['scaled_mm_bias_gelu_compile']:8.1f} "
+              f"{float(f['cublaslt_epilogue_TFLOPs']):10.1f} {kiln / res['scaled_mm']:8.2f} "
+              f"{kiln / res['scaled_mm_bias_gelu']:7.2f}")
+        del t
+        torch.cuda.empty_cache()
+        sys.stdout.flush()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", required=True)
@@ -223,6 +285,7 @@ def main():
         return
     if "linear" in os.path.basename(args.bench):
         linear_peers(out, args.iters)
+        fp8_linear_peers(out, args.iters)
         return
     kiln = {}
     for line in out.splitlines():

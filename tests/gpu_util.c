@@ -52,7 +52,7 @@ dbuf dbuf_alloc(kiln_dtype dtype, int64_t n, int64_t offset)
     dbuf b;
     b.dtype = dtype;
     b.n = n;
-    b.es = dtype == KILN_DTYPE_F32 ? 4 : 2;
+    b.es = dtype == KILN_DTYPE_F32 ? 4 : dtype == KILN_DTYPE_E4M3 || dtype == KILN_DTYPE_E5M2 ? 1 : 2;
     b.offset = offset;
     const size_t total = (size_t)(n + offset + 2 * GUARD_ELEMS) * b.es;
     CUDA_CHECK(cudaMalloc((void **)&b.base, total));
@@ -74,7 +74,11 @@ void dbuf_upload(dbuf *b, double *v)
     if (!h) tap_bail("out of host memory");
     for (int64_t i = 0; i < b->n; i++) {
         const float f = (float)v[i];
-        if (b->dtype == KILN_DTYPE_F32) {
+        if (b->es == 1) { /* FP8: rounded from the double itself, saturating */
+            const int e4 = b->dtype == KILN_DTYPE_E4M3;
+            h[i] = e4 ? f64_to_e4m3(v[i]) : f64_to_e5m2(v[i]);
+            v[i] = e4 ? e4m3_to_f64(h[i]) : e5m2_to_f64(h[i]);
+        } else if (b->dtype == KILN_DTYPE_F32) {
             memcpy(h + i * 4, &f, 4);
             v[i] = f;
         } else {
@@ -93,7 +97,9 @@ void dbuf_download(const dbuf *b, double *v)
     if (!h) tap_bail("out of host memory");
     CUDA_CHECK(cudaMemcpy(h, b->ptr, (size_t)b->n * b->es, cudaMemcpyDeviceToHost));
     for (int64_t i = 0; i < b->n; i++) {
-        if (b->dtype == KILN_DTYPE_F32) {
+        if (b->es == 1) {
+            v[i] = b->dtype == KILN_DTYPE_E4M3 ? e4m3_to_f64(h[i]) : e5m2_to_f64(h[i]);
+        } else if (b->dtype == KILN_DTYPE_F32) {
             float f;
             memcpy(&f, h + i * 4, 4);
             v[i] = f;
@@ -157,6 +163,8 @@ double tol_rel(kiln_dtype dtype)
     case KILN_DTYPE_F32: return 2e-6;
     case KILN_DTYPE_F16: return 1e-3;
     case KILN_DTYPE_BF16: return 8e-3;
+    case KILN_DTYPE_E4M3: return 0.125; /* twice the unit roundoff, as above: 2·2⁻⁴ */
+    case KILN_DTYPE_E5M2: return 0.25;  /* 2·2⁻³ */
     }
     return 0;
 }
@@ -167,6 +175,8 @@ double tol_abs(kiln_dtype dtype)
     case KILN_DTYPE_F32: return 1e-6;
     case KILN_DTYPE_F16: return 1e-3;
     case KILN_DTYPE_BF16: return 8e-3;
+    case KILN_DTYPE_E4M3: return 0.125;
+    case KILN_DTYPE_E5M2: return 0.25;
     }
     return 0;
 }

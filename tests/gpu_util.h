@@ -47,7 +47,8 @@ typedef struct dbuf {
 /* n elements starting `offset` elements past a 256-byte aligned guard zone. */
 dbuf dbuf_alloc(kiln_dtype dtype, int64_t n, int64_t offset);
 void dbuf_free(dbuf *b);
-/* Stores v in the dtype; v is replaced by the values actually stored. */
+/* Stores v in the dtype; v is replaced by the values actually stored (FP8:
+ * rounded to nearest even from the double, saturating at ±max, NaN as NaN). */
 void dbuf_upload(dbuf *b, double *v);
 void dbuf_download(const dbuf *b, double *v);
 void dbuf_poison(dbuf *b);

@@ -1,7 +1,8 @@
 /*
  * half.h: f16 and bf16 on the host, in C, for tests and benchmarks: rounding
- * to nearest even from float, and exact widening to float; FP8 e4m3 decoding
- * and its spacing.
+ * to nearest even from float, and exact widening to float; FP8 e4m3 and e5m2:
+ * exact decoding, rounding to nearest even from double (saturating at ±max,
+ * as test data are quantized), and e4m3's spacing.
  */
 #ifndef KILN_TESTS_HALF_H
 #define KILN_TESTS_HALF_H
@@ -86,5 +87,46 @@ static inline double e4m3_ulp(double v)
     frexp(fabs(v), &e); /* |v| = f·2^e, f in [0.5, 1) */
     return ldexp(1, e - 4);
 }
+
+/* e5m2 (IEEE-like): 5 exponent bits of bias 15, 2 mantissa bits; S.11111.00
+ * is ±inf, S.11111.xx (xx ≠ 0) NaN; the largest finite value is 57344. */
+static inline double e5m2_to_f64(uint8_t b)
+{
+    const int e = (b >> 2) & 31, m = b & 3;
+    if (e == 31) return m ? NAN : (b & 0x80) ? -INFINITY : INFINITY;
+    const double v = e == 0 ? ldexp(m, -16) : ldexp(4 + m, e - 17);
+    return (b & 0x80) ? -v : v;
+}
+
+/* The FP8 code nearest v (ties to the even code), for a format of `man` mantissa
+ * bits, exponent bias `bias` and largest finite magnitude max_code's value.
+ * Magnitudes past the largest (±inf included) saturate to it; NaN gives
+ * nan_code. Signed zero keeps its sign. */
+static inline uint8_t fp8_encode(double v, int man, int bias, uint8_t max_code, double max, uint8_t nan_code)
+{
+    if (isnan(v)) return nan_code;
+    const uint8_t sign = signbit(v) ? 0x80 : 0;
+    double a = fabs(v);
+    if (a >= max) return (uint8_t)(sign | max_code);
+    const int emin = 1 - bias; /* exponent of the smallest normal value */
+    int e;
+    frexp(a, &e);              /* a = f·2^e, f in [0.5, 1): a's binade is 2^(e-1) */
+    e -= 1;
+    if (e < emin) e = emin;    /* subnormal: the quantum of the lowest binade */
+    const double quantum = ldexp(1, e - man);
+    double q = a / quantum;    /* exact: a power-of-two division */
+    const double fl = floor(q), rest = q - fl;
+    q = rest > 0.5 || (rest == 0.5 && fmod(fl, 2) != 0) ? fl + 1 : fl;
+    /* q·quantum ≤ max: max is a value of the format and a < max. */
+    if (q < ldexp(1, man)) return (uint8_t)(sign | (uint8_t)q); /* subnormal (or zero): exponent field 0 */
+    if (q >= ldexp(1, man + 1)) q /= 2, e += 1;                 /* rounded up into the next binade */
+    return (uint8_t)(sign | (uint8_t)((e + bias) << man) | (uint8_t)(q - ldexp(1, man)));
+}
+
+/* e4m3: ±448 saturate, NaN is 0x7F. */
+static inline uint8_t f64_to_e4m3(double v) { return fp8_encode(v, 3, 7, 0x7E, 448.0, 0x7F); }
+
+/* e5m2: ±57344 saturate (no infinities produced), NaN is 0x7F. */
+static inline uint8_t f64_to_e5m2(double v) { return fp8_encode(v, 2, 15, 0x7B, 57344.0, 0x7F); }
 
 #endif /* KILN_TESTS_HALF_H */

@@ -23,10 +23,42 @@
  * largest value (the f32 sum's error grows with k as k·ε bounds it).
  * Then the argument checks: misaligned strides and pointers, y overlapping
  * x, a workspace one byte short, f32 input, and no workspace for a shape
- * that fills the GPU.
+ * that fills the GPU (and none for FP8, which never splits k).
+ *
+ * FP8 inputs (e4m3, e5m2; a sweep of its own, every FP8 variant forced by
+ * name): X, W and Wu are normals whose rows differ in magnitude (σ·2^u, u in
+ * [-2, 2]), in half the cases with outliers (one value in 500, 50-100× its
+ * row's σ); scales taken as a user takes them, amax / 448 (e4m3) or / 57344
+ * (e5m2) of the tensor or of each row (rowwise), as f32; the data quantized
+ * with them (round to nearest even, saturating). The reference sees exactly
+ * stored·scale. Shapes: each of m, n, k = 1, 7, 64, 1000, 4099 on each side,
+ * then k = 8192 (64 promotions: the accumulation check, two into f32 where
+ * nothing hides it); padded strides (k's padding holds FP8 NaN, never to be
+ * read), f32 bias present and absent, a residual, y in place on it, bf16 /
+ * f16 / f32 out, both scalings, gated with a fused gate_up weight (Wu twice
+ * Wg's σ; rowwise: w_up_scale = w_scale + n; per tensor: one scale for the
+ * fused weight, w_up_scale = w_scale) and with a separate Wu; the workspace
+ * query must say 0. Outputs poisoned, guard zones (y's, the scales') checked.
+ * Tolerance: with the dequantization exact in the reference, what is left is
+ * the kernel's sums and the output's rounding: rel ≤ tol_rel(out) + 2⁻¹¹ +
+ * ⌈k/128⌉·2⁻²¹ and max_abs ≤ 4·that·max(1, max |ref|). 2⁻¹¹: FP8 wgmma
+ * accumulates inside the tensor core with reduced precision (about 2⁻¹³ of
+ * the partial sums of each 128-wide chunk of k, which the kernel then adds
+ * into f32 registers); gated, two such sums multiply; 2⁻¹¹ leaves a margin
+ * of 2 over that. ⌈k/128⌉·2⁻²¹: the f32 adds of the promoted chunks, by the
+ * 16-bit sweep's k·2⁻²³·4 rule.
+ * That these criteria can fail is checked on the CPU, on a model of the
+ * kernel (check_fp8_criteria: 13-bit truncated accumulation per 32 of k,
+ * promoted every 128): they accept it, and reject it with scales of rows
+ * swapped, rowwise scales read as one, Wu scaled by w_scale, or no
+ * promotion at k = 8192 into f32 (the model's error then grows 60×; into
+ * bf16 the output's rounding hides it, which the run reports).
  *
  *   bazel test //tests:linear_test    or, on a GPU machine, ./linear_test
- *   KILN_SEED=N replays a run; KILN_TEST_FILTER=substring limits the variants.
+ *   KILN_SEED=N replays a run (the FP8 sweep prints its own seed: replay it
+ *   with that one); KILN_TEST_FILTER=substring limits the variants (e4m3,
+ *   e5m2, or a name); KILN_TEST_SHARD=i/n shares each sweep among n processes.
+ * Without FP8 variants in the build the FP8 sweep is one # SKIP line.
  */
 #include <math.h>
 #include <stdio.h>
@@ -35,6 +67,7 @@
 
 #include "runtime/kiln.h"
 #include "tests/gpu_util.h"
+#include "tests/half.h"
 #include "tests/par.h"
 #include "tests/ref_elementwise.h"
 #include "tests/ref_linear.h"
@@ -239,6 +272,15 @@ static void check_arguments(void)
     p.m = 8192, p.n = 640, p.k = 64, p.workspace = NULL, p.workspace_bytes = 0;
     tap_ok(kiln_linear_fwd_workspace(KILN_DTYPE_F16, KILN_DTYPE_F16, &p, &bytes) == KILN_STATUS_SUCCESS && bytes == 0,
            "a shape that fills the GPU asks for no workspace (%zu bytes)", bytes);
+    /* FP8 never splits k: the decode shape that splits in f16 asks for none
+     * (the query needs the device, not an FP8 variant). */
+    dbuf sc = dbuf_alloc(KILN_DTYPE_F32, 4096, 0);
+    p.m = 1, p.n = 4096, p.k = 8192, p.scaling = KILN_SCALING_ROWWISE, p.x_scale = sc.ptr, p.w_scale = sc.ptr;
+    bytes = 1;
+    st = kiln_linear_fwd_workspace(KILN_DTYPE_E4M3, KILN_DTYPE_BF16, &p, &bytes);
+    tap_ok(st == KILN_STATUS_SUCCESS && bytes == 0, "FP8 e4m3 1x4096x8192 asks for no workspace (%zu bytes)%s%s",
+           bytes, st ? ": " : "", st ? kiln_last_error() : "");
+    dbuf_free(&sc);
     dbuf_free(&x);
     dbuf_free(&w);
     dbuf_free(&y);
@@ -301,12 +343,473 @@ static void check_reference(void)
         }
 }
 
+/* ---- FP8 inputs ------------------------------------------------------------ */
+
+static int is_fp8(kiln_dtype d) { return d == KILN_DTYPE_E4M3 || d == KILN_DTYPE_E5M2; }
+
+static int is_linear16(const kiln_variant_info *v) { return is_linear(v) && !is_fp8(v->dtype); }
+
+static int is_linear_fp8(const kiln_variant_info *v) { return is_linear(v) && is_fp8(v->dtype); }
+
+static double fp8_max(kiln_dtype d) { return d == KILN_DTYPE_E4M3 ? 448.0 : 57344.0; }
+
+static uint8_t fp8_encode_dt(kiln_dtype d, double v) { return d == KILN_DTYPE_E4M3 ? f64_to_e4m3(v) : f64_to_e5m2(v); }
+
+static double fp8_decode_dt(kiln_dtype d, uint8_t b) { return d == KILN_DTYPE_E4M3 ? e4m3_to_f64(b) : e5m2_to_f64(b); }
+
+/* CPU: both formats' codes, exhaustively. */
+static void check_fp8_codec(void)
+{
+    static const kiln_dtype dts[2] = {KILN_DTYPE_E4M3, KILN_DTYPE_E5M2};
+    for (int f = 0; f < 2; f++) {
+        const kiln_dtype d = dts[f];
+        const double max = fp8_max(d);
+        int trip = 1, nans = 0, infs = 0, mono = 1, ties = 1, near = 1;
+        for (int c = 0; c < 256; c++) {
+            const double v = fp8_decode_dt(d, (uint8_t)c);
+            if (isnan(v)) {
+                nans++;
+                trip = trip && isnan(fp8_decode_dt(d, fp8_encode_dt(d, v)));
+            } else if (isinf(v)) {
+                infs++;
+                trip = trip && fp8_encode_dt(d, v) == (signbit(v) ? 0x80 : 0) + fp8_encode_dt(d, max); /* saturates */
+            } else {
+                trip = trip && fp8_encode_dt(d, v) == c && (signbit(v) != 0) == (c >= 0x80);
+            }
+        }
+        /* Positive finite codes 0 … max code ascend by one step each: every
+         * midpoint rounds to the neighbour whose code is even, a hair either
+         * side to the nearer one; the same mirrored for negative values. */
+        const int top = fp8_encode_dt(d, max);
+        for (int c = 0; c < top; c++) {
+            const double lo = fp8_decode_dt(d, (uint8_t)c), hi = fp8_decode_dt(d, (uint8_t)(c + 1));
+            const double mid = (lo + hi) / 2, hair = (hi - lo) / 8;
+            mono = mono && hi > lo;
+            const int even = c % 2 == 0 ? c : c + 1;
+            for (int s = 0; s < 2; s++) {
+                const double sg = s ? -1 : 1;
+                const int add = s ? 0x80 : 0;
+                ties = ties && fp8_encode_dt(d, sg * mid) == even + add;
+                near = near && fp8_encode_dt(d, sg * (mid - hair)) == c + add &&
+                       fp8_encode_dt(d, sg * (mid + hair)) == c + 1 + add;
+            }
+        }
+        const int e4 = d == KILN_DTYPE_E4M3;
+        tap_ok(trip && nans == (e4 ? 2 : 6) && infs == (e4 ? 0 : 2),
+               "%s: every code decodes and encodes back to itself (-0 included; %d NaN codes%s)", kiln_dtype_name(d),
+               nans, e4 ? ", no infinities" : ", ±inf saturate to ±57344");
+        tap_ok(mono && ties && near,
+               "%s: the %d positive values ascend; each midpoint rounds to the even code, either side to the nearer",
+               kiln_dtype_name(d), top + 1);
+    }
+    /* Known values. */
+    tap_ok(e4m3_to_f64(0x7E) == 448 && e4m3_to_f64(0x38) == 1 && e4m3_to_f64(0x08) == ldexp(1, -6) &&
+               e4m3_to_f64(0x01) == ldexp(1, -9) && e4m3_to_f64(0xC4) == -3 && isnan(e4m3_to_f64(0x7F)) &&
+               isnan(e4m3_to_f64(0xFF)) && e4m3_to_f64(0x77) == 240,
+           "e4m3 known values: 0x7E 448, 0x38 1, 0x08 2^-6, 0x01 2^-9, 0xC4 -3, 0x77 240, 0x7F and 0xFF NaN");
+    tap_ok(e5m2_to_f64(0x7B) == 57344 && e5m2_to_f64(0x3C) == 1 && e5m2_to_f64(0x04) == ldexp(1, -14) &&
+               e5m2_to_f64(0x01) == ldexp(1, -16) && e5m2_to_f64(0xC2) == -3 && e5m2_to_f64(0x7C) == INFINITY &&
+               e5m2_to_f64(0xFC) == -INFINITY && isnan(e5m2_to_f64(0x7F)) && isnan(e5m2_to_f64(0x7D)),
+           "e5m2 known values: 0x7B 57344, 0x3C 1, 0x04 2^-14, 0x01 2^-16, 0xC2 -3, 0x7C/0xFC ±inf, 0x7D 0x7F NaN");
+    tap_ok(f64_to_e4m3(464) == 0x7E && f64_to_e4m3(1e9) == 0x7E && f64_to_e4m3(-INFINITY) == 0xFE &&
+               f64_to_e4m3(NAN) == 0x7F && f64_to_e4m3(1.0625) == 0x38 && f64_to_e4m3(1.1875) == 0x3A &&
+               f64_to_e4m3(ldexp(1, -10)) == 0x00 && f64_to_e4m3(ldexp(3, -10)) == 0x02 &&
+               f64_to_e4m3(ldexp(1.01, -10)) == 0x01 && f64_to_e4m3(-0.0) == 0x80,
+           "e4m3 encoding: 464 and 1e9 saturate to 448, -inf to -448, NaN 0x7F; 1.0625 -> 1, 1.1875 -> 1.25, "
+           "2^-10 -> 0, 3·2^-10 -> 2^-8 (ties to even)");
+    tap_ok(f64_to_e5m2(61440) == 0x7B && f64_to_e5m2(1e9) == 0x7B && f64_to_e5m2(INFINITY) == 0x7B &&
+               f64_to_e5m2(NAN) == 0x7F && f64_to_e5m2(1.125) == 0x3C && f64_to_e5m2(1.375) == 0x3E &&
+               f64_to_e5m2(ldexp(1, -17)) == 0x00 && f64_to_e5m2(-ldexp(3, -17)) == 0x82,
+           "e5m2 encoding: 61440, 1e9 and inf saturate to 57344, NaN 0x7F; 1.125 -> 1, 1.375 -> 1.5, 2^-17 -> 0, "
+           "-3·2^-17 -> -2^-15 (ties to even)");
+}
+
+/* A standard normal (Box-Muller). */
+static double rng_normal(rng *r)
+{
+    double u1 = rng_uniform(r, 0, 1);
+    const double u2 = rng_uniform(r, 0, 1);
+    if (u1 < 1e-300) u1 = 1e-300;
+    return sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* rows × cols of normals at row stride ld (the padding NaN). Each row has its
+ * own σ, sigma·2^u with u uniform in [-2, 2] (tokens and output channels
+ * differ in magnitude: what rowwise scales are for). With outliers, one value
+ * in 500 (at least 3) is 50 to 100 times its row's σ, of either sign. */
+static double *fp8_matrix(rng *q, int64_t rows, int64_t cols, int64_t ld, double sigma, int outliers)
+{
+    double *p = hbuf(rows * ld), *rs = hbuf(rows);
+    for (int64_t i = 0; i < rows; i++) {
+        rs[i] = sigma * exp2(rng_uniform(q, -2, 2));
+        for (int64_t t = 0; t < ld; t++) p[i * ld + t] = t < cols ? rs[i] * rng_normal(q) : NAN;
+    }
+    if (outliers)
+        for (int64_t c = 0; c < rows * cols / 500 + 3; c++) {
+            int64_t i = (int64_t)rng_uniform(q, 0, (double)rows), t = (int64_t)rng_uniform(q, 0, (double)cols);
+            if (i >= rows) i = rows - 1;
+            if (t >= cols) t = cols - 1;
+            p[i * ld + t] = (rng_uniform(q, 0, 1) < 0.5 ? -1 : 1) * rng_uniform(q, 50, 100) * rs[i];
+        }
+    free(rs);
+    return p;
+}
+
+/* Quantizes v (rows × cols at stride ld) as a user would: the scale is amax /
+ * the format's largest value, of the whole tensor (scale[0]) or of each row
+ * (scale[i], rowwise), rounded to f32 (amax 0: 1); stored[] gets each value /
+ * its scale rounded to the format (saturating; NaN padding stays NaN), and v
+ * becomes stored·scale: exactly what the kernel is given, for the reference. */
+static void quantize_fp8(kiln_dtype dt, double *v, int64_t rows, int64_t cols, int64_t ld, int rowwise, double *scale,
+                         double *stored)
+{
+    for (int64_t s = 0; s < (rowwise ? rows : 1); s++) {
+        double amax = 0;
+        for (int64_t i = rowwise ? s : 0; i < (rowwise ? s + 1 : rows); i++)
+            for (int64_t t = 0; t < cols; t++)
+                if (fabs(v[i * ld + t]) > amax) amax = fabs(v[i * ld + t]);
+        scale[s] = amax > 0 ? (double)(float)(amax / fp8_max(dt)) : 1.0;
+    }
+    for (int64_t i = 0; i < rows; i++) {
+        const double s = scale[rowwise ? i : 0];
+        for (int64_t t = 0; t < ld; t++) {
+            const int64_t at = i * ld + t;
+            stored[at] = t < cols ? fp8_decode_dt(dt, fp8_encode_dt(dt, v[at] / s)) : NAN;
+            v[at] = stored[at] * s;
+        }
+    }
+}
+
+/* CPU: the test data's quantization (both formats, both scalings, with
+ * outliers): stored values are codes within ±max, each scale's largest value
+ * lands on ±max (or the step below it, when the f32 scale rounded up), and
+ * stored·scale is the input to within half a step of the format. */
+static void check_fp8_quantization(void)
+{
+    const int64_t rows = 37, cols = 300, ld = 304;
+    for (int f = 0; f < 2; f++)
+        for (int rowwise = 0; rowwise < 2; rowwise++) {
+            const kiln_dtype dt = f ? KILN_DTYPE_E5M2 : KILN_DTYPE_E4M3;
+            const double max = fp8_max(dt), half_step = f ? 0.125 : 0.0625, tiny = f ? ldexp(1, -17) : ldexp(1, -10);
+            rng q = {99 + (uint64_t)(2 * f + rowwise)};
+            double *v = fp8_matrix(&q, rows, cols, ld, 3.0, 1), *orig = hbuf(rows * ld), *scale = hbuf(rows);
+            double *stored = hbuf(rows * ld);
+            memcpy(orig, v, sizeof(double) * (size_t)(rows * ld));
+            quantize_fp8(dt, v, rows, cols, ld, rowwise, scale, stored);
+            int codes = 1, tops = 1, close = 1, pad = 1;
+            for (int64_t g = 0; g < (rowwise ? rows : 1); g++) {
+                double top = 0;
+                for (int64_t i = rowwise ? g : 0; i < (rowwise ? g + 1 : rows); i++)
+                    for (int64_t t = 0; t < ld; t++) {
+                        const double st = stored[i * ld + t], s = scale[rowwise ? i : 0];
+                        if (t >= cols) {
+                            pad = pad && isnan(st) && isnan(v[i * ld + t]);
+                            continue;
+                        }
+                        codes = codes && isfinite(st) && fabs(st) <= max &&
+                                fp8_decode_dt(dt, fp8_encode_dt(dt, st)) == st && v[i * ld + t] == st * s;
+                        const double want = orig[i * ld + t] / s;
+                        close = close && fabs(st - want) <= fmax(half_step * fabs(want), tiny);
+                        if (fabs(st) > top) top = fabs(st);
+                    }
+                tops = tops && (top == max || fp8_encode_dt(dt, top) + 1 == fp8_encode_dt(dt, max));
+            }
+            tap_ok(codes && tops && close && pad,
+                   "quantizing test data to %s %s: codes within ±%g, each amax on ±max, within half a step, padding "
+                   "NaN (%d%d%d%d)",
+                   kiln_dtype_name(dt), rowwise ? "rowwise" : "per tensor", max, codes, tops, close, pad);
+            free(v), free(orig), free(scale), free(stored);
+        }
+}
+
+/* What is left once the reference sees the dequantized inputs: the f32 sums,
+ * the epilogue and the output's rounding. tol_rel(out) for the rounding; 2⁻¹¹
+ * for the tensor core's reduced-precision accumulation inside each 128-wide
+ * chunk of k (about 2⁻¹³ of the chunk's partial sums; gated, two such sums
+ * multiply: 2·2⁻¹³; a 2× margin over that); ⌈k/128⌉·2⁻²¹ for the f32 adds of
+ * the promoted chunks (the k·2⁻²³·4 rule of the 16-bit sweep, per chunk). */
+static double fp8_tol(kiln_dtype out, int64_t k)
+{
+    return tol_rel(out) + 1.0 / 2048 + (double)((k + 127) / 128) * 4.0 / 8388608.0;
+}
+
+static int fp8_accept(err e, kiln_dtype out, int64_t k)
+{
+    const double rt = fp8_tol(out, k);
+    return e.rel <= rt && e.max_abs <= 4 * rt * (e.ref_max > 1 ? e.ref_max : 1);
+}
+
+typedef struct fp8_case {
+    int64_t m, n, k;
+    int64_t pad;     /* extra elements of every stride (x, weights: k and pad each rounded up to 16) */
+    int rowwise;     /* 0: a scale per tensor, 1: a scale per row */
+    int outliers;    /* inputs with a few values 50-100× the rest */
+    int bias, residual; /* residual 2: y in place on it */
+    int out;         /* 0 bf16, 1 f16, 2 f32 */
+    int fused_up;    /* gated: w_up is the second half of one [2n][k] weight (rowwise: w_up_scale = w_scale + n;
+                      * per tensor: one scale for the fused weight, w_up_scale = w_scale) */
+} fp8_case;
+
+/* Each of 1, 7, 64, 1000, 4099 as m, as n and as k; then k = 8192, 64
+ * promotions of the 128-wide chunks: the accumulation check. */
+static const fp8_case fp8_cases[] = {
+    {1, 1, 1, 0, 0, 0, 1, 0, 0, 1},
+    {1, 1000, 4099, 0, 1, 0, 0, 2, 0, 0},     /* a decode row; k off every chunk and every 16 bytes */
+    {7, 1000, 7, 16, 1, 1, 1, 1, 1, 0},       /* k 7: less than one 16-byte piece a row */
+    {7, 4099, 1000, 0, 0, 1, 1, 1, 2, 1},
+    {64, 4099, 64, 3, 0, 0, 0, 2, 1, 1},      /* odd strides of y, in place on the residual */
+    {64, 1, 1000, 0, 1, 1, 1, 0, 2, 0},       /* n 1 */
+    {1000, 64, 4099, 32, 1, 0, 1, 1, 0, 1},
+    {1000, 1000, 64, 0, 0, 1, 0, 0, 2, 0},
+    {4099, 7, 1000, 0, 1, 0, 1, 2, 1, 0},
+    {4099, 1000, 1, 16, 0, 0, 1, 1, 0, 1},    /* k 1; more tiles than SMs */
+    {4099, 64, 7, 0, 1, 1, 0, 0, 1, 1},
+    {256, 256, 8192, 0, 0, 0, 0, 0, 2, 1},    /* accumulation: a plain GEMM into f32 */
+    {200, 136, 8192, 16, 1, 1, 1, 1, 2, 0},   /* accumulation, rowwise, outliers, f32 */
+    {130, 256, 8192, 0, 1, 0, 1, 2, 0, 1},    /* accumulation into bf16, in place on the residual */
+};
+
+static kiln_dtype fp8_out_dtype(int which)
+{
+    return which == 2 ? KILN_DTYPE_F32 : which == 1 ? KILN_DTYPE_F16 : KILN_DTYPE_BF16;
+}
+
+/* A device copy of host doubles in dtype (v takes the stored values). */
+static dbuf upload(kiln_dtype dt, double *v, int64_t n)
+{
+    dbuf b = dbuf_alloc(dt, n, 0);
+    dbuf_upload(&b, v);
+    return b;
+}
+
+static void run_fp8_case(const kiln_variant_info *v, const fp8_case *c)
+{
+    const int gated = v->op == KILN_OP_GATED_LINEAR_FWD, fused = gated && c->fused_up;
+    const kiln_dtype in = v->dtype, out = fp8_out_dtype(c->out);
+    const int64_t m = c->m, n = c->n, k = c->k;
+    const int64_t ldk = (k + 15) / 16 * 16 + (c->pad + 15) / 16 * 16, ldn = n + c->pad;
+    const double sw = 1 / sqrt((double)k); /* weights' σ: sums of order 1, where bias and activation matter */
+    /* Fused: one [2n][k] weight, Wg then Wu (Wu twice Wg's σ, so a mix-up of
+     * their scales shows), quantized as one tensor. */
+    const int64_t w_rows = fused ? 2 * n : n;
+    double *x = fp8_matrix(&R, m, k, ldk, 1.0, c->outliers), *w = fp8_matrix(&R, w_rows, k, ldk, sw, c->outliers);
+    if (fused)
+        for (int64_t i = n * ldk; i < 2 * n * ldk; i++) w[i] *= 2;
+    double *wu = gated && !fused ? fp8_matrix(&R, n, k, ldk, 2 * sw, c->outliers) : NULL;
+    double *b = fp8_matrix(&R, 1, n, n, 0.5, 0), *bu = fp8_matrix(&R, 1, n, n, 0.5, 0);
+    double *r = fp8_matrix(&R, m, n, ldn, 1.0, 0);
+    double *xs = hbuf(m), *ws = hbuf(w_rows), *wus = hbuf(n);
+    wus[0] = 1; /* uploaded (one element) even when not gated */
+    double *xq = hbuf(m * ldk), *wq = hbuf(w_rows * ldk), *wuq = wu ? hbuf(n * ldk) : NULL;
+    quantize_fp8(in, x, m, k, ldk, c->rowwise, xs, xq);
+    quantize_fp8(in, w, w_rows, k, ldk, c->rowwise, ws, wq);
+    if (wu) quantize_fp8(in, wu, n, k, ldk, c->rowwise, wus, wuq);
+    double *ref = hbuf(m * ldn), *got = hbuf(m * ldn);
+
+    dbuf dx = upload(in, xq, m * ldk), dw = upload(in, wq, w_rows * ldk);
+    dbuf dwu = wu ? upload(in, wuq, n * ldk) : dbuf_alloc(in, 1, 0);
+    dbuf dxs = upload(KILN_DTYPE_F32, xs, c->rowwise ? m : 1);
+    dbuf dws = upload(KILN_DTYPE_F32, ws, c->rowwise ? w_rows : 1);
+    dbuf dwus = upload(KILN_DTYPE_F32, wus, wu ? (c->rowwise ? n : 1) : 1);
+    dbuf db = upload(KILN_DTYPE_F32, b, n), dbu = upload(KILN_DTYPE_F32, bu, n);
+    dbuf dr = upload(out, r, m * ldn), dy = dbuf_alloc(out, m * ldn, 0); /* y poisoned (NaN) */
+    const double *wu_ref = !gated ? NULL : fused ? w + n * ldk : wu;
+    for (int64_t i = 0; i < m * ldn; i++) ref[i] = NAN; /* stride padding keeps the output's poison */
+    ref_linear_fwd(v->act, m, n, k, x, ldk, w, ldk, c->bias ? b : NULL, wu_ref, ldk, gated && c->bias ? bu : NULL,
+                   c->residual ? r : NULL, ldn, ref, ldn);
+
+    kiln_linear_params p = {m, n, k, dx.ptr, ldk, dw.ptr, ldk, c->bias ? db.ptr : NULL, NULL, 0, NULL,
+                            NULL, ldn, dy.ptr, ldn, v->act, NULL, 0,
+                            c->rowwise ? KILN_SCALING_ROWWISE : KILN_SCALING_TENSOR, dxs.ptr, dws.ptr, NULL};
+    if (gated) {
+        p.w_up = fused ? (const char *)dw.ptr + n * ldk : dwu.ptr;
+        p.ldw_up = ldk;
+        p.bias_up = c->bias ? dbu.ptr : NULL;
+        p.w_up_scale = !fused ? dwus.ptr : c->rowwise ? (const float *)dws.ptr + n : dws.ptr;
+    }
+    if (c->residual == 1) p.residual = dr.ptr;
+    if (c->residual == 2) p.residual = p.y = dr.ptr; /* in place: dr holds r, then y */
+    dbuf *ybuf = c->residual == 2 ? &dr : &dy;
+
+    size_t bytes = 1;
+    int ok = finished(kiln_linear_fwd_workspace(in, out, &p, &bytes), "workspace");
+    if (ok && bytes != 0) {
+        tap_diag("%s: FP8 asks for a workspace of %zu bytes; it never splits k", v->name, bytes);
+        ok = 0;
+    }
+    const int ran = finished(kiln_linear_fwd(in, out, &p, NULL), v->name);
+    ok = ok && ran;
+    err e = {INFINITY, INFINITY, 0};
+    if (ran) {
+        dbuf_download(ybuf, got);
+        int intact = dbuf_guards_intact(ybuf) && dbuf_guards_intact(&dxs) && dbuf_guards_intact(&dws) &&
+                     dbuf_guards_intact(&dwus);
+        if (!intact) tap_diag("%s: a guard zone was written", v->name);
+        for (int64_t i = 0; i < m * ldn; i++)
+            if (isnan(ref[i])) {
+                if (c->residual != 2 && !isnan(got[i])) intact = 0; /* a padding column of y was written */
+                got[i] = ref[i] = 0;
+            }
+        e = compare(got, ref, m * ldn);
+        ok = ok && intact && fp8_accept(e, out, k);
+    }
+    tap_ok(ok, "%s %lldx%lldx%lld %s%s out %s%s%s%s%s: rel %.2e max_abs %.2e (tol %.2e)", v->name, (long long)m,
+           (long long)n, (long long)k, c->rowwise ? "rowwise" : "per-tensor", c->outliers ? " outliers" : "",
+           kiln_dtype_name(out), c->pad ? " padded" : "", c->bias ? " bias" : "",
+           c->residual == 2 ? " residual in place" : c->residual ? " residual" : "",
+           gated ? (fused ? " fused gate_up" : " separate up") : "", e.rel, e.max_abs, fp8_tol(out, k));
+    dbuf bufs[] = {dx, dw, dwu, dxs, dws, dwus, db, dbu, dr, dy};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) dbuf_free(&bufs[i]);
+    double *hs[] = {x, w, wu, b, bu, r, xs, ws, wus, xq, wq, wuq, ref, got};
+    for (size_t i = 0; i < sizeof hs / sizeof hs[0]; i++) free(hs[i]);
+}
+
+static void run_fp8_variant(const kiln_variant_info *v)
+{
+    for (size_t i = 0; i < sizeof fp8_cases / sizeof fp8_cases[0]; i++) run_fp8_case(v, &fp8_cases[i]);
+}
+
+/* ---- Checking the checks: a model of an FP8 kernel on the CPU --------------
+ * The GPU sweep's criteria (fp8_accept) applied to a model of the kernel, so
+ * that it is shown, without a GPU, that they pass a right kernel and reject
+ * wrong ones: scales of rows swapped, rowwise scales read as one, the up
+ * projection scaled by w_scale, and no promotion into f32 at k = 8192. The
+ * model of the tensor core: exact products summed per 32 of k (one wgmma's
+ * k), each step added into an accumulator that keeps 13 bits below the
+ * leading one of its larger operand, truncated toward zero (DeepSeek-V3
+ * measured about 14 bits on the H800); that accumulator is added into an f32
+ * sum every 128 of k (promotion), or only once at the end. A model, not the
+ * hardware: the GPU sweep's k = 8192 lines give the kernel's own error. */
+
+/* v truncated toward zero to a multiple of 2^(e-13), 2^e the binade of big > 0. */
+static double keep13(double v, double big)
+{
+    int e;
+    frexp(big, &e);
+    const double q = ldexp(1, e - 1 - 13);
+    return trunc(v / q) * q;
+}
+
+static double model_dot(const double *xq, const double *wq, int64_t k, int promote)
+{
+    float sum = 0;
+    double acc = 0;
+    for (int64_t t0 = 0; t0 < k; t0 += 32) {
+        double s = 0;
+        for (int64_t t = t0; t < t0 + 32 && t < k; t++) s += xq[t] * wq[t];
+        const double big = fmax(fabs(acc), fabs(s));
+        acc = big > 0 ? keep13(acc + s, big) : 0;
+        if (promote && (t0 + 32) % promote == 0) sum += (float)acc, acc = 0;
+    }
+    return (double)(sum + (float)acc);
+}
+
+static double round_to(kiln_dtype out, double v)
+{
+    const float f = (float)v;
+    if (out == KILN_DTYPE_F16) return f16_to_f32(f32_to_f16(f));
+    if (out == KILN_DTYPE_BF16) return bf16_to_f32(f32_to_bf16(f));
+    return f;
+}
+
+/* Y of the model from the stored values, with the scales a kernel would read
+ * for each output (xs[i], ws[j], wus[j]: the caller spreads a per-tensor one). */
+static void model_linear(kiln_activation act, kiln_dtype out, int64_t m, int64_t n, int64_t k, int64_t ld,
+                         const double *xq, const double *wq, const double *wuq, const double *xs, const double *ws,
+                         const double *wus, const double *b, const double *bu, int promote, double *y)
+{
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            const double g = (float)(xs[i] * ws[j]) * model_dot(xq + i * ld, wq + j * ld, k, promote);
+            double v = ref_act(act, g + b[j]);
+            if (wuq) v *= (float)(xs[i] * wus[j]) * model_dot(xq + i * ld, wuq + j * ld, k, promote) + bu[j];
+            y[i * n + j] = round_to(out, v);
+        }
+}
+
+static void check_fp8_criteria(void)
+{
+    const int64_t m = 24, n = 40, k = 8192, ld = k;
+    const kiln_dtype dt = KILN_DTYPE_E4M3;
+    const kiln_activation act = KILN_ACT_GELU_TANH;
+    rng q = {4242};
+    double err_promoted = 0, err_unpromoted = 0;
+    for (int rowwise = 0; rowwise < 2; rowwise++)
+        for (int gated = 0; gated < 2; gated++) {
+            double *x = fp8_matrix(&q, m, k, ld, 1.0, 0), *w = fp8_matrix(&q, n, k, ld, 1 / sqrt((double)k), 0);
+            double *wu = fp8_matrix(&q, n, k, ld, 2 / sqrt((double)k), 0);
+            double *b = fp8_matrix(&q, 1, n, n, 0.5, 0), *bu = fp8_matrix(&q, 1, n, n, 0.5, 0);
+            double *xs = hbuf(m), *ws = hbuf(n), *wus = hbuf(n), *xq = hbuf(m * ld), *wq = hbuf(n * ld);
+            double *wuq = hbuf(n * ld), *ref = hbuf(m * n), *y = hbuf(m * n);
+            double *xr = hbuf(m), *wr = hbuf(n), *wur = hbuf(n); /* the scales as a kernel reads them */
+            quantize_fp8(dt, x, m, k, ld, rowwise, xs, xq);
+            quantize_fp8(dt, w, n, k, ld, rowwise, ws, wq);
+            quantize_fp8(dt, wu, n, k, ld, rowwise, wus, wuq);
+            ref_linear_fwd(act, m, n, k, x, ld, w, ld, b, gated ? wu : NULL, ld, bu, NULL, 0, ref, n);
+            const char *what = gated ? (rowwise ? "gated rowwise" : "gated per-tensor")
+                                     : (rowwise ? "rowwise" : "per-tensor");
+            /* bug: 0 none, 1 x scales of rows swapped in pairs, 2 w's, 3 rowwise read as
+             * one scale, 4 the up projection given w_scale, 5 no promotion (f32 out),
+             * 6 no promotion (bf16 out: reported, not tested; bf16's rounding hides it). */
+            for (int bug = 0; bug <= 6; bug++) {
+                if ((bug == 1 || bug == 2 || bug == 3) && !rowwise) continue;
+                if (bug == 4 && !gated) continue;
+                if (bug >= 5 && (rowwise || gated)) continue;
+                for (int64_t i = 0; i < m; i++) xr[i] = xs[rowwise ? (bug == 1 ? i ^ 1 : bug == 3 ? 0 : i) : 0];
+                for (int64_t j = 0; j < n; j++) {
+                    wr[j] = ws[rowwise ? (bug == 2 ? j ^ 1 : bug == 3 ? 0 : j) : 0];
+                    wur[j] = bug == 4 ? wr[j] : wus[rowwise ? (bug == 3 ? 0 : j) : 0];
+                }
+                const kiln_dtype out = bug == 6 ? KILN_DTYPE_BF16 : KILN_DTYPE_F32;
+                model_linear(act, out, m, n, k, ld, xq, wq, gated ? wuq : NULL, xr, wr, wur, b, bu, bug >= 5 ? 0 : 128,
+                             y);
+                const err e = compare(y, ref, m * n);
+                const int pass = fp8_accept(e, out, k);
+                static const char *names[] = {"a right kernel (promotion every 128)", "x scales swapped between rows",
+                                              "w scales swapped between rows", "rowwise scales read as one a tensor",
+                                              "the up projection scaled by w_scale", "no promotion, f32 out",
+                                              "no promotion, bf16 out"};
+                if (bug == 0 && !rowwise && !gated) err_promoted = e.rel;
+                if (bug == 5) err_unpromoted = e.rel;
+                if (bug == 6) { /* not a test: what the bf16 sweep lines cannot see */
+                    tap_diag("FP8 model %s, no promotion into bf16: %s (rel %.2e, tol %.2e); the f32 cases at "
+                             "k = 8192 are the ones that catch it", what, pass ? "accepted" : "rejected", e.rel,
+                             fp8_tol(out, k));
+                    continue;
+                }
+                tap_ok(bug == 0 ? pass : !pass, "FP8 criteria, model %lldx%lldx%lld %s, %s: %s (rel %.2e, tol %.2e)",
+                       (long long)m, (long long)n, (long long)k, what, names[bug], pass ? "accepted" : "rejected", e.rel,
+                       fp8_tol(out, k));
+            }
+            double *hs[] = {x, w, wu, b, bu, xs, ws, wus, xq, wq, wuq, ref, y, xr, wr, wur};
+            for (size_t i = 0; i < sizeof hs / sizeof hs[0]; i++) free(hs[i]);
+        }
+    tap_ok(err_unpromoted > 10 * err_promoted,
+           "FP8 model at k = 8192: leaving out the promotion raises the error %.0f× (%.2e -> %.2e)",
+           err_unpromoted / err_promoted, err_promoted, err_unpromoted);
+}
+
 int main(void)
 {
     tap_plan_late();
     check_reference();
-    const sweep sw = {"linear", is_linear, run_variant};
+    check_fp8_codec();
+    check_fp8_quantization();
+    check_fp8_criteria();
+    const sweep sw = {"linear", is_linear16, run_variant};
     int tested;
-    if (gpu_sweep(&sw, &R, &tested) > 0 && gpu_shard_first()) check_arguments();
+    const int cc = gpu_sweep(&sw, &R, &tested);
+    int fp8_variants = 0;
+    for (int i = 0; i < kiln_variant_count(); i++) {
+        kiln_variant_info v;
+        if (kiln_variant_get(i, &v) == KILN_STATUS_SUCCESS && is_linear_fp8(&v)) fp8_variants++;
+    }
+    if (fp8_variants == 0) {
+        tap_skip("no FP8 variants in this build", "linear FP8 sweep");
+    } else {
+        const sweep sw8 = {"linear FP8", is_linear_fp8, run_fp8_variant};
+        gpu_sweep(&sw8, &R, &tested);
+    }
+    if (cc > 0 && gpu_shard_first()) check_arguments();
     return tap_done();
 }

@@ -357,6 +357,93 @@ static void test_validation(void)
     expect(kiln_attention_fwd(h, &bad_p, NULL), KILN_STATUS_INVALID_VALUE, "o must not be", "attention o over q");
 }
 
+/* FP8 inputs (linear only): the scaling, its pointers, f32 biases and
+ * 16-byte row strides; every other family refuses FP8 by name, and so does
+ * linear's output. Each call below fails its checks (fake addresses, nothing
+ * launched). */
+static void test_fp8_validation(void)
+{
+    const void *a = (const void *)(uintptr_t)0x1000000, *b = (const void *)(uintptr_t)0x2000000;
+    void *c = (void *)(uintptr_t)0x3000000;
+    const void *d = (const void *)(uintptr_t)0x4000000, *f32 = (const void *)(uintptr_t)0x5000000;
+    const float *sc = (const float *)(uintptr_t)0x6000000;
+    const kiln_dtype e4 = KILN_DTYPE_E4M3, e5 = KILN_DTYPE_E5M2, bf = KILN_DTYPE_BF16;
+    /* A sound FP8 call but for what each case changes: X [4][64], W [64][64], per-tensor scales. */
+    const kiln_linear_params ok = {4, 64, 64, a, 0, b, 0, NULL, NULL, 0, NULL, NULL, 0, c, 0, KILN_ACT_NONE, NULL, 0,
+                                   KILN_SCALING_TENSOR, sc, sc + 4, NULL};
+    kiln_linear_params p = ok;
+    p.scaling = KILN_SCALING_NONE, p.x_scale = p.w_scale = NULL;
+    expect(kiln_linear_fwd(e4, bf, &p, NULL), KILN_STATUS_NOT_SUPPORTED, "scaling 0 with e4m3",
+           "linear e4m3 with scaling NONE");
+    size_t bytes = 1;
+    expect(kiln_linear_fwd_workspace(e5, bf, &p, &bytes), KILN_STATUS_NOT_SUPPORTED, "scaling 0 with e5m2",
+           "linear workspace query, e5m2 with scaling NONE");
+    tap_ok(bytes == 0, "the refused FP8 workspace query gives 0 bytes (%zu)", bytes);
+    p = ok, p.scaling = (kiln_scaling)7;
+    expect(kiln_linear_fwd(e4, bf, &p, NULL), KILN_STATUS_NOT_SUPPORTED, "scaling 7", "linear e4m3 with scaling 7");
+    p = ok, p.x_scale = NULL;
+    expect(kiln_linear_fwd(e4, bf, &p, NULL), KILN_STATUS_INVALID_VALUE, "x_scale is NULL", "linear FP8 x_scale NULL");
+    p = ok, p.w_scale = NULL, p.scaling = KILN_SCALING_ROWWISE;
+    expect(kiln_linear_fwd(e5, KILN_DTYPE_F32, &p, NULL), KILN_STATUS_INVALID_VALUE, "w_scale is NULL",
+           "linear FP8 rowwise w_scale NULL");
+    p = ok, p.x_scale = (const float *)((const char *)sc + 2);
+    expect(kiln_linear_fwd(e4, bf, &p, NULL), KILN_STATUS_MISALIGNED, "x_scale", "linear FP8 x_scale off 4 bytes");
+    p = ok, p.w_up = d;
+    expect(kiln_linear_fwd(e4, bf, &p, NULL), KILN_STATUS_INVALID_VALUE, "w_up_scale is NULL",
+           "linear FP8 gated without w_up_scale");
+    p = ok, p.w_up_scale = sc + 8;
+    expect(kiln_linear_fwd(e4, bf, &p, NULL), KILN_STATUS_INVALID_VALUE, "w_up_scale is given",
+           "linear FP8 w_up_scale without w_up");
+    p = ok;
+    expect(kiln_linear_fwd(bf, bf, &p, NULL), KILN_STATUS_INVALID_VALUE, "scale pointer is given for bf16",
+           "linear bf16 with FP8 scales");
+    p = ok, p.scaling = KILN_SCALING_NONE, p.w_scale = NULL;
+    expect(kiln_linear_fwd(KILN_DTYPE_F16, KILN_DTYPE_F16, &p, NULL), KILN_STATUS_INVALID_VALUE,
+           "scale pointer is given for f16", "linear f16 with an x_scale alone");
+    p = ok, p.ldx = 72; /* a multiple of 8: 16-bit rows would take it */
+    expect(kiln_linear_fwd(e4, bf, &p, NULL), KILN_STATUS_MISALIGNED, "ldx is 72; it must be a multiple of 16",
+           "linear FP8 ldx 72");
+    p = ok, p.k = 24; /* dense: ldx = k = 24 */
+    expect(kiln_linear_fwd(e4, bf, &p, NULL), KILN_STATUS_MISALIGNED, "ldx is 24", "linear FP8 dense k 24");
+    p = ok, p.ldw = 88;
+    expect(kiln_linear_fwd(e5, bf, &p, NULL), KILN_STATUS_MISALIGNED, "ldw is 88", "linear FP8 ldw 88");
+    p = ok, p.w_up = d, p.w_up_scale = sc + 8, p.ldw_up = 72;
+    expect(kiln_linear_fwd(e4, bf, &p, NULL), KILN_STATUS_MISALIGNED, "ldw_up is 72", "linear FP8 ldw_up 72");
+    p = ok, p.x = (const char *)a + 8;
+    expect(kiln_linear_fwd(e4, bf, &p, NULL), KILN_STATUS_MISALIGNED, "x = ", "linear FP8 x off 16 bytes");
+    p = ok, p.bias = (const char *)f32 + 2; /* a bf16 bias could sit there; FP8 biases are f32 */
+    expect(kiln_linear_fwd(e4, bf, &p, NULL), KILN_STATUS_MISALIGNED, "bias = ", "linear FP8 f32 bias off 4 bytes");
+    p = ok, p.w_up = d, p.w_up_scale = sc + 8, p.bias = f32, p.bias_up = (const char *)f32 + 1030;
+    expect(kiln_linear_fwd(e4, bf, &p, NULL), KILN_STATUS_MISALIGNED, "bias_up", "linear FP8 f32 bias_up off 4 bytes");
+    p = ok;
+    expect(kiln_linear_fwd(e4, e4, &p, NULL), KILN_STATUS_NOT_SUPPORTED, "e4m3", "linear e4m3 out");
+    tap_todo(strstr(kiln_last_error(), "out_dtype") != NULL, "linear.c names FP8 output 'dtype', as for an input",
+             "linear e4m3 out: the message names out_dtype (%s)", kiln_last_error());
+    p = ok, p.scaling = KILN_SCALING_NONE, p.x_scale = p.w_scale = NULL;
+    expect(kiln_linear_fwd(bf, e5, &p, NULL), KILN_STATUS_NOT_SUPPORTED, "e5m2", "linear bf16 in, e5m2 out");
+
+    /* Every other family: FP8 is refused by name. */
+    const float *st = (const float *)(uintptr_t)0x7000000;
+    expect(kiln_softmax_fwd(e4, 4, 768, a, 1.0f, 0, c, NULL), KILN_STATUS_NOT_SUPPORTED, "dtype e4m3; FP8",
+           "softmax e4m3");
+    expect(kiln_rmsnorm_fwd(e5, 4, 768, a, NULL, NULL, 1e-5f, c, NULL, NULL, NULL), KILN_STATUS_NOT_SUPPORTED,
+           "dtype e5m2; FP8", "rmsnorm e5m2");
+    expect(kiln_layernorm_fwd(e4, 4, 768, a, NULL, NULL, NULL, 1e-5f, c, NULL, NULL, NULL, NULL),
+           KILN_STATUS_NOT_SUPPORTED, "dtype e4m3; FP8", "layernorm e4m3");
+    expect(kiln_rmsnorm_fwd_fp8(e4, 4, 768, a, NULL, NULL, 1e-5f, 1.0f, c, NULL, NULL, (float *)(uintptr_t)st, NULL),
+           KILN_STATUS_NOT_SUPPORTED, "dtype e4m3; FP8", "rmsnorm_fp8 with e4m3 input");
+    expect(kiln_elementwise_fwd(e4, KILN_ACT_RELU, 4, 8, a, 1, NULL, c, NULL), KILN_STATUS_NOT_SUPPORTED,
+           "dtype e4m3; FP8", "elementwise e4m3");
+    expect(kiln_gated_fwd(e5, KILN_ACT_SILU, 16, a, b, c, NULL), KILN_STATUS_NOT_SUPPORTED, "dtype e5m2; FP8",
+           "gated e5m2");
+    const kiln_attention_params ap = {2, 64, 64, 8, 2, 128, a, b, d, c, {65536, 1024, 128}, {16384, 256, 128},
+                                      {16384, 256, 128}, {65536, 1024, 128}, 0.088f, 1, -1, -1, NULL, NULL, NULL};
+    expect(kiln_attention_fwd(e4, &ap, NULL), KILN_STATUS_NOT_SUPPORTED, "dtype e4m3; FP8", "attention e4m3");
+    bytes = 1;
+    expect(kiln_attention_fwd_workspace(e5, &ap, &bytes), KILN_STATUS_NOT_SUPPORTED, "dtype e5m2; FP8",
+           "attention workspace query e5m2");
+}
+
 /* Each thread keeps its own message: two threads fail different checks many
  * times over and each must always read its own. */
 static void *fail_repeatedly(void *arg)
@@ -443,6 +530,7 @@ int main(void)
     test_merged_and_ptx_free();
     test_table();
     test_validation();
+    test_fp8_validation();
     test_threads();
     test_strings();
     test_references();
