@@ -40,13 +40,13 @@
  * fused weight, w_up_scale = w_scale) and with a separate Wu; the workspace
  * query must say 0. Outputs poisoned, guard zones (y's, the scales') checked.
  * Tolerance: with the dequantization exact in the reference, what is left is
- * the kernel's sums and the output's rounding: rel ≤ tol_rel(out) + 2⁻¹¹ +
- * ⌈k/128⌉·2⁻²¹ and max_abs ≤ 4·that·max(1, max |ref|). 2⁻¹¹: FP8 wgmma
- * accumulates inside the tensor core with reduced precision (about 2⁻¹³ of
- * the partial sums of each 128-wide chunk of k, which the kernel then adds
- * into f32 registers); gated, two such sums multiply; 2⁻¹¹ leaves a margin
- * of 2 over that. ⌈k/128⌉·2⁻²¹: the f32 adds of the promoted chunks, by the
- * 16-bit sweep's k·2⁻²³·4 rule.
+ * the kernel's sums and the output's rounding: rel ≤ tol_rel(out) + 2⁻¹⁰ +
+ * ⌈k/128⌉·2⁻²¹ and max_abs ≤ 4·that·max(1, max |ref|). 2⁻¹⁰: FP8 wgmma
+ * accumulates inside the tensor core with reduced precision (the partial
+ * sums of each 128-wide chunk of k, which the kernel then adds into f32
+ * registers; measured on an H100 up to 7.3e-4 with outliers, fp8_tol).
+ * ⌈k/128⌉·2⁻²¹: the f32 adds of the promoted chunks, by the 16-bit sweep's
+ * k·2⁻²³·4 rule.
  * That these criteria can fail is checked on the CPU, on a model of the
  * kernel (check_fp8_criteria: 13-bit truncated accumulation per 32 of k,
  * promoted every 128): they accept it, and reject it with scales of rows
@@ -523,14 +523,17 @@ static void check_fp8_quantization(void)
 }
 
 /* What is left once the reference sees the dequantized inputs: the f32 sums,
- * the epilogue and the output's rounding. tol_rel(out) for the rounding; 2⁻¹¹
+ * the epilogue and the output's rounding. tol_rel(out) for the rounding; 2⁻¹⁰
  * for the tensor core's reduced-precision accumulation inside each 128-wide
- * chunk of k (about 2⁻¹³ of the chunk's partial sums; gated, two such sums
- * multiply: 2·2⁻¹³; a 2× margin over that); ⌈k/128⌉·2⁻²¹ for the f32 adds of
- * the promoted chunks (the k·2⁻²³·4 rule of the 16-bit sweep, per chunk). */
+ * chunk of k (about 2⁻¹³ of the chunk's partial sums on a model of it; on an
+ * H100, 2026-11-24, into f32: 1.9e-4 at k 8192 without outliers, up to 4.2e-4
+ * plain and 7.3e-4 gated with outliers, whose large terms leave more of
+ * each chunk's sum to the dropped bits); ⌈k/128⌉·2⁻²¹ for the f32 adds of the
+ * promoted chunks (the k·2⁻²³·4 rule of the 16-bit sweep, per chunk). Without
+ * the promotion the model's error at k 8192 is 5.9e-3, 6 times this bound. */
 static double fp8_tol(kiln_dtype out, int64_t k)
 {
-    return tol_rel(out) + 1.0 / 2048 + (double)((k + 127) / 128) * 4.0 / 8388608.0;
+    return tol_rel(out) + 1.0 / 1024 + (double)((k + 127) / 128) * 4.0 / 8388608.0;
 }
 
 static int fp8_accept(err e, kiln_dtype out, int64_t k)
@@ -589,13 +592,18 @@ static void run_fp8_case(const kiln_variant_info *v, const fp8_case *c)
     const int64_t m = c->m, n = c->n, k = c->k;
     const int64_t ldk = (k + 15) / 16 * 16 + (c->pad + 15) / 16 * 16, ldn = n + c->pad;
     const double sw = 1 / sqrt((double)k); /* weights' σ: sums of order 1, where bias and activation matter */
+    /* Gated into f16: the product of two sums that outliers of X and W both
+     * reach passes f16's 65504 (an inf the reference, in double, does not
+     * have), so there X alone has outliers, at a 16th of the σ. */
+    const int small = gated && out == KILN_DTYPE_F16, w_outliers = c->outliers && !small;
     /* Fused: one [2n][k] weight, Wg then Wu (Wu twice Wg's σ, so a mix-up of
      * their scales shows), quantized as one tensor. */
     const int64_t w_rows = fused ? 2 * n : n;
-    double *x = fp8_matrix(&R, m, k, ldk, 1.0, c->outliers), *w = fp8_matrix(&R, w_rows, k, ldk, sw, c->outliers);
+    double *x = fp8_matrix(&R, m, k, ldk, small ? 1.0 / 16 : 1.0, c->outliers);
+    double *w = fp8_matrix(&R, w_rows, k, ldk, sw, w_outliers);
     if (fused)
         for (int64_t i = n * ldk; i < 2 * n * ldk; i++) w[i] *= 2;
-    double *wu = gated && !fused ? fp8_matrix(&R, n, k, ldk, 2 * sw, c->outliers) : NULL;
+    double *wu = gated && !fused ? fp8_matrix(&R, n, k, ldk, 2 * sw, w_outliers) : NULL;
     double *b = fp8_matrix(&R, 1, n, n, 0.5, 0), *bu = fp8_matrix(&R, 1, n, n, 0.5, 0);
     double *r = fp8_matrix(&R, m, n, ldn, 1.0, 0);
     double *xs = hbuf(m), *ws = hbuf(w_rows), *wus = hbuf(n);
