@@ -43,7 +43,8 @@
  * the kernel's sums and the output's rounding: rel ≤ tol_rel(out) +
  * ⌈k/128⌉·2⁻²¹ + 2⁻¹⁵·‖E‖/‖ref‖, E the size of the terms each output sums
  * (FP8 wgmma accumulates inside the tensor core with reduced precision, its
- * error following the terms, not their sum; fp8_tol says more).
+ * error following the terms, not their sum), + 2⁻⁸ with outliers, where one
+ * product can dominate an output (fp8_tol says more).
  * That these criteria can fail is checked on the CPU, on a model of the
  * kernel (check_fp8_criteria: 13-bit truncated accumulation per 32 of k,
  * promoted every 128): they accept it, and reject it with scales of rows
@@ -530,22 +531,31 @@ static void check_fp8_quantization(void)
  * (the output's rounding; the f32 adds of the promoted chunks, by the 16-bit
  * sweep's k·2⁻²³·4 rule; the tensor core's share), max_abs ≤ 4·(the first
  * two)·max(1, max |ref|) + 4·2⁻¹⁵·max E. On an H100 (2026-11-24) the error
- * measured 2⁻¹⁸ of ‖E‖ on plain normals at k 8192 (rel 1.9e-4, f32 out);
- * dropped promotion, on the CPU model below, 2⁻¹³·³: 2⁻¹⁵ sits between. */
+ * measured 2⁻¹⁸ of ‖E‖ on plain normals at k 8192 (rel 1.3e-4 to 1.9e-4,
+ * f32 out); dropped promotion, on the CPU model below, 2⁻¹³·³: 2⁻¹⁵ sits
+ * between. With outliers one product can dominate an output, and the
+ * accumulator, whose bits follow the largest partial sum, loses about 2⁻¹²
+ * of it a step: measured up to 3.1e-4 plain and 2.4e-3 gated (e5m2, n 1)
+ * of the result. Those cases, there to exercise the scales and the range
+ * (a wrong scale is off by 0.1 to 1), add 2⁻⁸ to rel and max_abs; dropped
+ * promotion is caught by the cases without outliers. */
 typedef struct fp8_reach {
-    double rel;  /* ‖E‖ / ‖ref‖ */
-    double max;  /* max E */
+    double rel;   /* ‖E‖ / ‖ref‖ */
+    double max;   /* max E */
+    int outliers; /* the inputs have outliers */
 } fp8_reach;
 
-static double fp8_tol(kiln_dtype out, int64_t k, fp8_reach r)
+static double fp8_fixed(kiln_dtype out, int64_t k, fp8_reach r)
 {
-    return tol_rel(out) + (double)((k + 127) / 128) * 4.0 / 8388608.0 + r.rel / 32768;
+    return tol_rel(out) + (double)((k + 127) / 128) * 4.0 / 8388608.0 + (r.outliers ? 1.0 / 256 : 0.0);
 }
+
+static double fp8_tol(kiln_dtype out, int64_t k, fp8_reach r) { return fp8_fixed(out, k, r) + r.rel / 32768; }
 
 static int fp8_accept(err e, kiln_dtype out, int64_t k, fp8_reach r)
 {
-    const double fixed = tol_rel(out) + (double)((k + 127) / 128) * 4.0 / 8388608.0;
-    return e.rel <= fp8_tol(out, k, r) && e.max_abs <= 4 * fixed * (e.ref_max > 1 ? e.ref_max : 1) + 4 * r.max / 32768;
+    return e.rel <= fp8_tol(out, k, r) &&
+           e.max_abs <= 4 * fp8_fixed(out, k, r) * (e.ref_max > 1 ? e.ref_max : 1) + 4 * r.max / 32768;
 }
 
 /* E of the comment above for Y = act(X·Wᵀ + b) (gated: ⊙ (X·Wuᵀ + bu)), X [m][k]
@@ -553,7 +563,7 @@ static int fp8_accept(err e, kiln_dtype out, int64_t k, fp8_reach r)
  * (m × n at stride ldn; NaN entries skipped). */
 static fp8_reach fp8_reach_of(kiln_activation act, int64_t m, int64_t n, int64_t k, int64_t ld, const double *x,
                               const double *w, const double *b, const double *wu, const double *bu,
-                              const double *ref, int64_t ldn)
+                              const double *ref, int64_t ldn, int outliers)
 {
     double *ax = hbuf(m * ld), *aw = hbuf(n * ld), *awu = wu ? hbuf(n * ld) : NULL;
     for (int64_t i = 0; i < m * ld; i++) ax[i] = isnan(x[i]) ? 0 : fabs(x[i]);
@@ -579,7 +589,7 @@ static fp8_reach fp8_reach_of(kiln_activation act, int64_t m, int64_t n, int64_t
         }
     double *hs[] = {ax, aw, awu, e, t, g, u};
     for (size_t i = 0; i < sizeof hs / sizeof hs[0]; i++) free(hs[i]);
-    fp8_reach out = {rr > 0 ? sqrt(ee / rr) : 0, mx};
+    fp8_reach out = {rr > 0 ? sqrt(ee / rr) : 0, mx, outliers};
     return out;
 }
 
@@ -667,7 +677,7 @@ static void run_fp8_case(const kiln_variant_info *v, const fp8_case *c)
     ref_linear_fwd(v->act, m, n, k, x, ldk, w, ldk, c->bias ? b : NULL, wu_ref, ldk, gated && c->bias ? bu : NULL,
                    c->residual ? r : NULL, ldn, ref, ldn);
     const fp8_reach reach = fp8_reach_of(v->act, m, n, k, ldk, x, w, c->bias ? b : NULL, wu_ref,
-                                         gated && c->bias ? bu : NULL, ref, ldn);
+                                         gated && c->bias ? bu : NULL, ref, ldn, c->outliers);
 
     kiln_linear_params p = {m, n, k, dx.ptr, ldk, dw.ptr, ldk, c->bias ? db.ptr : NULL, NULL, 0, NULL,
                             NULL, ldn, dy.ptr, ldn, v->act, NULL, 0,
@@ -797,7 +807,7 @@ static void check_fp8_criteria(void)
             quantize_fp8(dt, w, n, k, ld, rowwise, ws, wq);
             quantize_fp8(dt, wu, n, k, ld, rowwise, wus, wuq);
             ref_linear_fwd(act, m, n, k, x, ld, w, ld, b, gated ? wu : NULL, ld, bu, NULL, 0, ref, n);
-            const fp8_reach reach = fp8_reach_of(act, m, n, k, ld, x, w, b, gated ? wu : NULL, bu, ref, n);
+            const fp8_reach reach = fp8_reach_of(act, m, n, k, ld, x, w, b, gated ? wu : NULL, bu, ref, n, 0);
             const char *what = gated ? (rowwise ? "gated rowwise" : "gated per-tensor")
                                      : (rowwise ? "rowwise" : "per-tensor");
             /* bug: 0 none, 1 x scales of rows swapped in pairs, 2 w's, 3 rowwise read as
