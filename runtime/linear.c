@@ -138,27 +138,27 @@ typedef struct plan {
  * each split keeping at least MIN_SPLIT_K_TILES steps. 128 × 4096 ×
  * 4096 split 5 ways (320 blocks, 1.2 waves of 264) ran at 118 TFLOP/s on an
  * H200, split 4 ways (256 blocks) at 173 (2026-11-23). A forced variant's
- * tile is kept. */
+ * tile is kept. FP8 has one kernel (128-row tiles, 128-wide k steps, one
+ * block an SM) and splits k by the same rule when its tiles leave SMs idle. */
 static plan make_plan(const kiln_linear_args *a, int sm_count, kiln_op op, int may_split)
 {
     plan pl = {128, 1, 0};
     const kiln_variant *forced = kiln_forced_for(op);
-    if (a->x_scale) { /* FP8: one kernel, 128-row tiles of 128-wide k steps, never split */
-        pl.k_tiles_per_split = (int)ceil_div(a->k, KILN_LINEAR_BLOCK_K);
-        return pl;
-    }
-    const int64_t block_n = a->w_up ? KILN_LINEAR_PLAN_BLOCK_N / 2 : KILN_LINEAR_PLAN_BLOCK_N;
+    const int fp8 = a->x_scale != NULL;
+    const int64_t plan_n = fp8 ? KILN_LINEAR_FP8_BLOCK_N : KILN_LINEAR_PLAN_BLOCK_N;
+    const int64_t block_n = a->w_up ? plan_n / 2 : plan_n;
+    const int64_t block_k = fp8 ? KILN_LINEAR_FP8_BLOCK_K : KILN_LINEAR_BLOCK_K;
     const int64_t tiles_128 = ceil_div(a->m, 128) * ceil_div(a->n, block_n);
     if (forced)
         pl.key = forced->shape_key;
-    else if (tiles_128 < sm_count)
+    else if (!fp8 && tiles_128 < sm_count)
         pl.key = 64;
-    const int64_t k_tiles = ceil_div(a->k, KILN_LINEAR_BLOCK_K);
+    const int64_t k_tiles = ceil_div(a->k, block_k);
     pl.k_tiles_per_split = (int)k_tiles;
     if (!may_split) return pl;
     const int64_t tiles = ceil_div(a->m, pl.key) * ceil_div(a->n, block_n);
     const int64_t most = k_tiles / MIN_SPLIT_K_TILES < MAX_SPLITS ? k_tiles / MIN_SPLIT_K_TILES : MAX_SPLITS;
-    const int want = kiln_wave_splits(tiles, 2 * (int64_t)sm_count, most);
+    const int want = kiln_wave_splits(tiles, (fp8 ? 1 : 2) * (int64_t)sm_count, most);
     if (want < 2) return pl;
     pl.k_tiles_per_split = (int)ceil_div(k_tiles, want);
     pl.splits = (int)ceil_div(k_tiles, pl.k_tiles_per_split); /* no split left empty */

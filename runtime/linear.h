@@ -22,6 +22,11 @@ extern "C" {
  * the runtime's planning counts blocks. */
 #define KILN_LINEAR_PLAN_BLOCK_N 128
 
+/* FP8 (sm_90a): k elements a stage (128 bytes) and output columns of a plain
+ * block tile (gated: half, per weight); 128-row tiles, one block an SM. */
+#define KILN_LINEAR_FP8_BLOCK_K 128
+#define KILN_LINEAR_FP8_BLOCK_N 128
+
 /* Row strides in elements, already resolved from 0 (dense). */
 typedef struct kiln_linear_args {
     int64_t m, n, k;

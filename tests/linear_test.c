@@ -23,7 +23,7 @@
  * largest value (the f32 sum's error grows with k as k·ε bounds it).
  * Then the argument checks: misaligned strides and pointers, y overlapping
  * x, a workspace one byte short, f32 input, and no workspace for a shape
- * that fills the GPU (and none for FP8, which never splits k).
+ * that fills the GPU (and one for an FP8 decode shape, whose k splits).
  *
  * FP8 inputs (e4m3, e5m2; a sweep of its own, every FP8 variant forced by
  * name): X, W and Wu are normals whose rows differ in magnitude (σ·2^u, u in
@@ -37,8 +37,10 @@
  * read), f32 bias present and absent, a residual, y in place on it, bf16 /
  * f16 / f32 out, both scalings, gated with a fused gate_up weight (Wu twice
  * Wg's σ; rowwise: w_up_scale = w_scale + n; per tensor: one scale for the
- * fused weight, w_up_scale = w_scale) and with a separate Wu; the workspace
- * query must say 0. Outputs poisoned, guard zones (y's, the scales') checked.
+ * fused weight, w_up_scale = w_scale) and with a separate Wu; three small-m
+ * cases take the workspace the query asks for (k split, the partial sums
+ * added by the second kernel), the rest none. Outputs poisoned, guard zones
+ * (y's, the scales', the workspace's) checked.
  * Tolerance: with the dequantization exact in the reference, what is left is
  * the kernel's sums and the output's rounding: rel ≤ tol_rel(out) +
  * ⌈k/128⌉·2⁻²¹ + 2⁻¹⁵·‖E‖/‖ref‖, E the size of the terms each output sums
@@ -270,13 +272,14 @@ static void check_arguments(void)
     p.m = 8192, p.n = 640, p.k = 64, p.workspace = NULL, p.workspace_bytes = 0;
     tap_ok(kiln_linear_fwd_workspace(KILN_DTYPE_F16, KILN_DTYPE_F16, &p, &bytes) == KILN_STATUS_SUCCESS && bytes == 0,
            "a shape that fills the GPU asks for no workspace (%zu bytes)", bytes);
-    /* FP8 never splits k: the decode shape that splits in f16 asks for none
-     * (the query needs the device, not an FP8 variant). */
+    /* FP8 splits k as f16 does where its tiles leave SMs idle: the decode
+     * shape asks for a workspace (the query needs the device, not an FP8
+     * variant). */
     dbuf sc = dbuf_alloc(KILN_DTYPE_F32, 4096, 0);
     p.m = 1, p.n = 4096, p.k = 8192, p.scaling = KILN_SCALING_ROWWISE, p.x_scale = sc.ptr, p.w_scale = sc.ptr;
-    bytes = 1;
+    bytes = 0;
     st = kiln_linear_fwd_workspace(KILN_DTYPE_E4M3, KILN_DTYPE_BF16, &p, &bytes);
-    tap_ok(st == KILN_STATUS_SUCCESS && bytes == 0, "FP8 e4m3 1x4096x8192 asks for no workspace (%zu bytes)%s%s",
+    tap_ok(st == KILN_STATUS_SUCCESS && bytes > 0, "FP8 e4m3 1x4096x8192 asks for a workspace to split k (%zu bytes)%s%s",
            bytes, st ? ": " : "", st ? kiln_last_error() : "");
     dbuf_free(&sc);
     dbuf_free(&x);
@@ -602,17 +605,18 @@ typedef struct fp8_case {
     int out;         /* 0 bf16, 1 f16, 2 f32 */
     int fused_up;    /* gated: w_up is the second half of one [2n][k] weight (rowwise: w_up_scale = w_scale + n;
                       * per tensor: one scale for the fused weight, w_up_scale = w_scale) */
+    int split;       /* give the workspace the call asks for, and require one (k split); else none */
 } fp8_case;
 
 /* Each of 1, 7, 64, 1000, 4099 as m, as n and as k; then k = 8192, 64
  * promotions of the 128-wide chunks: the accumulation check. */
 static const fp8_case fp8_cases[] = {
     {1, 1, 1, 0, 0, 0, 1, 0, 0, 1},
-    {1, 1000, 4099, 0, 1, 0, 0, 2, 0, 0},     /* a decode row; k off every chunk and every 16 bytes */
+    {1, 1000, 4099, 0, 1, 0, 0, 2, 0, 0, 1},  /* a decode row, k split; k off every chunk and every 16 bytes */
     {7, 1000, 7, 16, 1, 1, 1, 1, 1, 0},       /* k 7: less than one 16-byte piece a row */
     {7, 4099, 1000, 0, 0, 1, 1, 1, 2, 1},
     {64, 4099, 64, 3, 0, 0, 0, 2, 1, 1},      /* odd strides of y, in place on the residual */
-    {64, 1, 1000, 0, 1, 1, 1, 0, 2, 0},       /* n 1 */
+    {64, 1, 1000, 0, 1, 1, 1, 0, 2, 0, 1},    /* n 1, k split */
     {1000, 64, 4099, 32, 1, 0, 1, 1, 0, 1},
     {1000, 1000, 64, 0, 0, 1, 0, 0, 2, 0},
     {4099, 7, 1000, 0, 1, 0, 1, 2, 1, 0},
@@ -620,7 +624,7 @@ static const fp8_case fp8_cases[] = {
     {4099, 64, 7, 0, 1, 1, 0, 0, 1, 1},
     {256, 256, 8192, 0, 0, 0, 0, 0, 2, 1},    /* accumulation: a plain GEMM into f32 */
     {200, 136, 8192, 16, 1, 1, 1, 1, 2, 0},   /* accumulation, rowwise, outliers, f32 */
-    {130, 256, 8192, 0, 1, 0, 1, 2, 0, 1},    /* accumulation into bf16, in place on the residual */
+    {130, 256, 8192, 0, 1, 0, 1, 2, 0, 1, 1}, /* accumulation into bf16, in place on the residual, k split */
 };
 
 static kiln_dtype fp8_out_dtype(int which)
@@ -692,11 +696,18 @@ static void run_fp8_case(const kiln_variant_info *v, const fp8_case *c)
     if (c->residual == 2) p.residual = p.y = dr.ptr; /* in place: dr holds r, then y */
     dbuf *ybuf = c->residual == 2 ? &dr : &dy;
 
-    size_t bytes = 1;
-    int ok = finished(kiln_linear_fwd_workspace(in, out, &p, &bytes), "workspace");
-    if (ok && bytes != 0) {
-        tap_diag("%s: FP8 asks for a workspace of %zu bytes; it never splits k", v->name, bytes);
-        ok = 0;
+    size_t bytes = 0;
+    dbuf dwork = {0};
+    int ok = 1;
+    if (c->split) {
+        ok = finished(kiln_linear_fwd_workspace(in, out, &p, &bytes), "workspace");
+        if (ok && bytes == 0) {
+            tap_diag("%s: a small-m case asks for no workspace: the split path would not run", v->name);
+            ok = 0;
+        }
+        dwork = dbuf_alloc(KILN_DTYPE_F32, (int64_t)(bytes / sizeof(float)) + 1, 0); /* poisoned: NaN */
+        p.workspace = dwork.ptr;
+        p.workspace_bytes = bytes;
     }
     const int ran = finished(kiln_linear_fwd(in, out, &p, NULL), v->name);
     ok = ok && ran;
@@ -704,7 +715,7 @@ static void run_fp8_case(const kiln_variant_info *v, const fp8_case *c)
     if (ran) {
         dbuf_download(ybuf, got);
         int intact = dbuf_guards_intact(ybuf) && dbuf_guards_intact(&dxs) && dbuf_guards_intact(&dws) &&
-                     dbuf_guards_intact(&dwus);
+                     dbuf_guards_intact(&dwus) && (!c->split || dbuf_guards_intact(&dwork));
         if (!intact) tap_diag("%s: a guard zone was written", v->name);
         for (int64_t i = 0; i < m * ldn; i++)
             if (isnan(ref[i])) {
@@ -714,11 +725,13 @@ static void run_fp8_case(const kiln_variant_info *v, const fp8_case *c)
         e = compare(got, ref, m * ldn);
         ok = ok && intact && fp8_accept(e, out, k, reach);
     }
-    tap_ok(ok, "%s %lldx%lldx%lld %s%s out %s%s%s%s%s: rel %.2e max_abs %.2e (tol %.2e)", v->name, (long long)m,
+    tap_ok(ok, "%s %lldx%lldx%lld %s%s out %s%s%s%s%s%s: rel %.2e max_abs %.2e (tol %.2e)", v->name, (long long)m,
            (long long)n, (long long)k, c->rowwise ? "rowwise" : "per-tensor", c->outliers ? " outliers" : "",
            kiln_dtype_name(out), c->pad ? " padded" : "", c->bias ? " bias" : "",
            c->residual == 2 ? " residual in place" : c->residual ? " residual" : "",
-           gated ? (fused ? " fused gate_up" : " separate up") : "", e.rel, e.max_abs, fp8_tol(out, k, reach));
+           gated ? (fused ? " fused gate_up" : " separate up") : "", c->split ? " split" : "", e.rel, e.max_abs,
+           fp8_tol(out, k, reach));
+    if (c->split) dbuf_free(&dwork);
     dbuf bufs[] = {dx, dw, dwu, dxs, dws, dwus, db, dbu, dr, dy};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) dbuf_free(&bufs[i]);
     double *hs[] = {x, w, wu, b, bu, r, xs, ws, wus, xq, wq, wuq, ref, got};
