@@ -48,15 +48,73 @@ typedef struct lin_case {
     kiln_activation act;
 } lin_case;
 
+/* cuBLASLt's side of a case, TN in its column-major view (Yᵀ = W·Xᵀ): [0]
+ * with the bias + GELU epilogue, [1] plain; have[w] 0 where it has no
+ * algorithm. */
+typedef struct lt_plan {
+    cublasLtMatmulDesc_t desc[2];
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatmulAlgo_t algo[2];
+    int have[2];
+} lt_plan;
+
+/* The two descriptors (f32 compute, W transposed); the caller adds its own
+ * attributes (FP8 scales) before lt_plan_finish. */
+static void lt_plan_descs(lt_plan *pl)
+{
+    const cublasOperation_t trans = CUBLAS_OP_T, no = CUBLAS_OP_N;
+    for (int w = 0; w < 2; w++) {
+        LT_CHECK(cublasLtMatmulDescCreate(&pl->desc[w], CUBLAS_COMPUTE_32F, CUDA_R_32F));
+        LT_CHECK(cublasLtMatmulDescSetAttribute(pl->desc[w], CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof trans));
+        LT_CHECK(cublasLtMatmulDescSetAttribute(pl->desc[w], CUBLASLT_MATMUL_DESC_TRANSB, &no, sizeof no));
+    }
+}
+
+/* The epilogue of [0] (its bias pointer read from bias_slot, a pointer
+ * variable), the layouts of W and X in ab and Y in cd, and each descriptor's
+ * algorithm within ws_bytes. */
+static void lt_plan_finish(lt_plan *pl, cublasLtHandle_t lt, const lin_case *c, cudaDataType_t ab, cudaDataType_t cd,
+                           const void *bias_slot, size_t ws_bytes, const char *what)
+{
+    const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_GELU_BIAS;
+    LT_CHECK(cublasLtMatmulDescSetAttribute(pl->desc[0], CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+    LT_CHECK(cublasLtMatmulDescSetAttribute(pl->desc[0], CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias_slot, sizeof(void *)));
+    LT_CHECK(cublasLtMatrixLayoutCreate(&pl->la, ab, (uint64_t)c->k, (uint64_t)c->n, c->k));
+    LT_CHECK(cublasLtMatrixLayoutCreate(&pl->lb, ab, (uint64_t)c->k, (uint64_t)c->m, c->k));
+    LT_CHECK(cublasLtMatrixLayoutCreate(&pl->lc, cd, (uint64_t)c->n, (uint64_t)c->m, c->n));
+    cublasLtMatmulPreference_t pref;
+    LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
+                                                  sizeof ws_bytes));
+    for (int w = 0; w < 2; w++) {
+        cublasLtMatmulHeuristicResult_t h;
+        int found = 0;
+        const cublasStatus_t st =
+            cublasLtMatmulAlgoGetHeuristic(lt, pl->desc[w], pl->la, pl->lb, pl->lc, pl->lc, pref, 1, &h, &found);
+        pl->have[w] = st == CUBLAS_STATUS_SUCCESS && found > 0;
+        if (pl->have[w]) pl->algo[w] = h.algo;
+        else
+            fprintf(stderr, "cuBLASLt: no %s %s algorithm for %lld x %lld x %lld (status %d)\n", what,
+                    w ? "plain" : "GELU_BIAS", (long long)c->m, (long long)c->n, (long long)c->k, (int)st);
+    }
+    LT_CHECK(cublasLtMatmulPreferenceDestroy(pref));
+}
+
+static void lt_plan_destroy(lt_plan *pl)
+{
+    for (int w = 0; w < 2; w++) LT_CHECK(cublasLtMatmulDescDestroy(pl->desc[w]));
+    LT_CHECK(cublasLtMatrixLayoutDestroy(pl->la));
+    LT_CHECK(cublasLtMatrixLayoutDestroy(pl->lb));
+    LT_CHECK(cublasLtMatrixLayoutDestroy(pl->lc));
+}
+
 typedef struct run_ctx {
     kiln_dtype dt;
     int sets;
     kiln_linear_params p[MAX_SETS];
     /* cuBLASLt */
     cublasLtHandle_t lt;
-    cublasLtMatmulDesc_t desc[2]; /* 0: bias + GELU epilogue, 1: none */
-    cublasLtMatrixLayout_t la, lb, lc;
-    cublasLtMatmulAlgo_t algo[2];
+    lt_plan pl;
     void *lt_ws;
     size_t lt_ws_bytes;
     int which;
@@ -75,54 +133,21 @@ static kiln_status run_lt(void *ctx, int i)
     const float one = 1.0f, zero = 0.0f;
     const int w = r->which;
     if (w == 0)
-        LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[0], CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p->bias,
+        LT_CHECK(cublasLtMatmulDescSetAttribute(r->pl.desc[0], CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p->bias,
                                                 sizeof(p->bias)));
     /* Column-major view: Yᵀ (n × m) = W (as k × n, transposed) · Xᵀ (k × m). */
-    LT_CHECK(cublasLtMatmul(r->lt, r->desc[w], &one, p->w, r->la, p->x, r->lb, &zero, p->y, r->lc, p->y, r->lc,
-                            &r->algo[w], r->lt_ws, r->lt_ws_bytes, NULL));
+    LT_CHECK(cublasLtMatmul(r->lt, r->pl.desc[w], &one, p->w, r->pl.la, p->x, r->pl.lb, &zero, p->y, r->pl.lc, p->y,
+                            r->pl.lc, &r->pl.algo[w], r->lt_ws, r->lt_ws_bytes, NULL));
     return KILN_STATUS_SUCCESS;
 }
 
 static void lt_setup(run_ctx *r, const lin_case *c)
 {
-    const cudaDataType_t t = r->dt == KILN_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
-    const cublasOperation_t trans = CUBLAS_OP_T, no = CUBLAS_OP_N;
-    for (int w = 0; w < 2; w++) {
-        LT_CHECK(cublasLtMatmulDescCreate(&r->desc[w], CUBLAS_COMPUTE_32F, CUDA_R_32F));
-        LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[w], CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof trans));
-        LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[w], CUBLASLT_MATMUL_DESC_TRANSB, &no, sizeof no));
-    }
-    const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_GELU_BIAS;
-    LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[0], CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
-    LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[0], CUBLASLT_MATMUL_DESC_BIAS_POINTER, &r->p[0].bias,
-                                            sizeof(r->p[0].bias)));
-    LT_CHECK(cublasLtMatrixLayoutCreate(&r->la, t, (uint64_t)c->k, (uint64_t)c->n, c->k));
-    LT_CHECK(cublasLtMatrixLayoutCreate(&r->lb, t, (uint64_t)c->k, (uint64_t)c->m, c->k));
-    LT_CHECK(cublasLtMatrixLayoutCreate(&r->lc, t, (uint64_t)c->n, (uint64_t)c->m, c->n));
-    cublasLtMatmulPreference_t pref;
-    LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &r->lt_ws_bytes,
-                                                  sizeof r->lt_ws_bytes));
-    for (int w = 0; w < 2; w++) {
-        cublasLtMatmulHeuristicResult_t h;
-        int found = 0;
-        LT_CHECK(cublasLtMatmulAlgoGetHeuristic(r->lt, r->desc[w], r->la, r->lb, r->lc, r->lc, pref, 1, &h, &found));
-        if (!found) {
-            fprintf(stderr, "cuBLASLt: no algorithm for %lld x %lld x %lld\n", (long long)c->m, (long long)c->n,
-                    (long long)c->k);
-            exit(1);
-        }
-        r->algo[w] = h.algo;
-    }
-    LT_CHECK(cublasLtMatmulPreferenceDestroy(pref));
-}
-
-static void lt_teardown(run_ctx *r)
-{
-    for (int w = 0; w < 2; w++) LT_CHECK(cublasLtMatmulDescDestroy(r->desc[w]));
-    LT_CHECK(cublasLtMatrixLayoutDestroy(r->la));
-    LT_CHECK(cublasLtMatrixLayoutDestroy(r->lb));
-    LT_CHECK(cublasLtMatrixLayoutDestroy(r->lc));
+    lt_plan_descs(&r->pl);
+    lt_plan_finish(&r->pl, r->lt, c, r->dt == KILN_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F,
+                   r->dt == KILN_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F, &r->p[0].bias, r->lt_ws_bytes,
+                   kiln_dtype_name(r->dt));
+    if (!r->pl.have[0] || !r->pl.have[1]) exit(1);
 }
 
 /* ‖Y − ref‖/‖ref‖ over four rows (first, two inside, last) of set 0. */
@@ -204,7 +229,7 @@ static void bench_case(const lin_case *c, kiln_dtype dt, int iters, int l2, cubl
             r.which = w;
             lt_tf[w] = flops / (bench_time_ms(run_lt, &r, iters) * 1e-3) / 1e12;
         }
-        lt_teardown(&r);
+        lt_plan_destroy(&r.pl);
     }
     char shape[64];
     snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)c->m, (long long)c->n, (long long)c->k);
@@ -235,10 +260,7 @@ typedef struct fp8_ctx {
     kiln_linear_params p[MAX_SETS];
     void *lt_bias[MAX_SETS]; /* bf16 copy of set s's bias */
     cublasLtHandle_t lt;
-    cublasLtMatmulDesc_t desc[2]; /* 0: bias + GELU epilogue, 1: none */
-    cublasLtMatrixLayout_t la, lb, lc;
-    cublasLtMatmulAlgo_t algo[2];
-    int have[2];
+    lt_plan pl;
     void *lt_ws;
     size_t lt_ws_bytes;
     int which;
@@ -257,62 +279,30 @@ static kiln_status run_lt_fp8(void *ctx, int i)
     const kiln_linear_params *p = &r->p[s];
     const float one = 1.0f, zero = 0.0f;
     if (w == 0)
-        LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[0], CUBLASLT_MATMUL_DESC_BIAS_POINTER, &r->lt_bias[s],
+        LT_CHECK(cublasLtMatmulDescSetAttribute(r->pl.desc[0], CUBLASLT_MATMUL_DESC_BIAS_POINTER, &r->lt_bias[s],
                                                 sizeof r->lt_bias[s]));
-    const cublasStatus_t st = cublasLtMatmul(r->lt, r->desc[w], &one, p->w, r->la, p->x, r->lb, &zero, p->y, r->lc,
-                                             p->y, r->lc, &r->algo[w], r->lt_ws, r->lt_ws_bytes, NULL);
+    const cublasStatus_t st = cublasLtMatmul(r->lt, r->pl.desc[w], &one, p->w, r->pl.la, p->x, r->pl.lb, &zero, p->y,
+                                             r->pl.lc, p->y, r->pl.lc, &r->pl.algo[w], r->lt_ws, r->lt_ws_bytes, NULL);
     return st == CUBLAS_STATUS_SUCCESS ? KILN_STATUS_SUCCESS : KILN_STATUS_CUDA_ERROR;
 }
 
-/* Descriptors and algorithms; have[w] 0 where cuBLASLt finds none. */
+/* Descriptors and algorithms, the scales per tensor or rowwise; have[w] 0
+ * where cuBLASLt finds none. */
 static void lt_setup_fp8(fp8_ctx *r, const lin_case *c)
 {
-    const cublasOperation_t trans = CUBLAS_OP_T, no = CUBLAS_OP_N;
     const int32_t mode = r->rowwise ? CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F : CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+    lt_plan_descs(&r->pl);
     for (int w = 0; w < 2; w++) {
-        LT_CHECK(cublasLtMatmulDescCreate(&r->desc[w], CUBLAS_COMPUTE_32F, CUDA_R_32F));
-        LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[w], CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof trans));
-        LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[w], CUBLASLT_MATMUL_DESC_TRANSB, &no, sizeof no));
         /* Every set shares set 0's scales (a few bytes; their cache state does not matter). */
-        LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[w], CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &r->p[0].w_scale,
+        LT_CHECK(cublasLtMatmulDescSetAttribute(r->pl.desc[w], CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &r->p[0].w_scale,
                                                 sizeof r->p[0].w_scale));
-        LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[w], CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &r->p[0].x_scale,
+        LT_CHECK(cublasLtMatmulDescSetAttribute(r->pl.desc[w], CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &r->p[0].x_scale,
                                                 sizeof r->p[0].x_scale));
-        LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[w], CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode, sizeof mode));
-        LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[w], CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof mode));
+        LT_CHECK(cublasLtMatmulDescSetAttribute(r->pl.desc[w], CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode, sizeof mode));
+        LT_CHECK(cublasLtMatmulDescSetAttribute(r->pl.desc[w], CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof mode));
     }
-    const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_GELU_BIAS;
-    LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[0], CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
-    LT_CHECK(cublasLtMatmulDescSetAttribute(r->desc[0], CUBLASLT_MATMUL_DESC_BIAS_POINTER, &r->lt_bias[0],
-                                            sizeof r->lt_bias[0]));
-    LT_CHECK(cublasLtMatrixLayoutCreate(&r->la, CUDA_R_8F_E4M3, (uint64_t)c->k, (uint64_t)c->n, c->k));
-    LT_CHECK(cublasLtMatrixLayoutCreate(&r->lb, CUDA_R_8F_E4M3, (uint64_t)c->k, (uint64_t)c->m, c->k));
-    LT_CHECK(cublasLtMatrixLayoutCreate(&r->lc, CUDA_R_16BF, (uint64_t)c->n, (uint64_t)c->m, c->n));
-    cublasLtMatmulPreference_t pref;
-    LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &r->lt_ws_bytes,
-                                                  sizeof r->lt_ws_bytes));
-    for (int w = 0; w < 2; w++) {
-        cublasLtMatmulHeuristicResult_t h;
-        int found = 0;
-        const cublasStatus_t st =
-            cublasLtMatmulAlgoGetHeuristic(r->lt, r->desc[w], r->la, r->lb, r->lc, r->lc, pref, 1, &h, &found);
-        r->have[w] = st == CUBLAS_STATUS_SUCCESS && found > 0;
-        if (r->have[w]) r->algo[w] = h.algo;
-        else
-            fprintf(stderr, "cuBLASLt: no FP8 %s algorithm (%s scales) for %lld x %lld x %lld (status %d)\n",
-                    w ? "plain" : "GELU_BIAS", r->rowwise ? "rowwise" : "per-tensor", (long long)c->m,
-                    (long long)c->n, (long long)c->k, (int)st);
-    }
-    LT_CHECK(cublasLtMatmulPreferenceDestroy(pref));
-}
-
-static void lt_teardown_fp8(fp8_ctx *r)
-{
-    for (int w = 0; w < 2; w++) LT_CHECK(cublasLtMatmulDescDestroy(r->desc[w]));
-    LT_CHECK(cublasLtMatrixLayoutDestroy(r->la));
-    LT_CHECK(cublasLtMatrixLayoutDestroy(r->lb));
-    LT_CHECK(cublasLtMatrixLayoutDestroy(r->lc));
+    lt_plan_finish(&r->pl, r->lt, c, CUDA_R_8F_E4M3, CUDA_R_16BF, &r->lt_bias[0], r->lt_ws_bytes,
+                   r->rowwise ? "FP8 rowwise" : "FP8 per-tensor");
 }
 
 /* n e4m3 codes of values about uniform in [-448, 448], from a fixed seed. */
@@ -439,7 +429,7 @@ static void bench_case_fp8(const lin_case *c, int rowwise, int iters, int l2, cu
     const int64_t cmp = c->m * c->n > 1 << 22 ? 1 << 22 : c->m * c->n;
     double *mine = kst == KILN_STATUS_SUCCESS ? bench_download(r.p[0].y, cmp, KILN_DTYPE_BF16) : NULL;
     for (int w = 0; w < 2; w++) {
-        if (!r.have[w]) continue;
+        if (!r.pl.have[w]) continue;
         r.which = w;
         if (run_lt_fp8(&r, 0) != KILN_STATUS_SUCCESS) {
             fprintf(stderr, "cuBLASLt: the FP8 %s matmul failed (%s scales)\n", w ? "plain" : "GELU_BIAS",
@@ -455,7 +445,7 @@ static void bench_case_fp8(const lin_case *c, int rowwise, int iters, int l2, cu
         lt_tf[w] = flops / (bench_time_ms(run_lt_fp8, &r, iters) * 1e-3) / 1e12;
     }
     free(mine);
-    lt_teardown_fp8(&r);
+    lt_plan_destroy(&r.pl);
     char shape[64];
     snprintf(shape, sizeof shape, "%lldx%lldx%lld/%s", (long long)c->m, (long long)c->n, (long long)c->k,
              rowwise ? "row" : "tensor");

@@ -118,6 +118,23 @@ static kiln_dtype out_dtype(kiln_dtype in, int which)
     return in;
 }
 
+/* A split case: the workspace the call asks for, poisoned (NaN) with guard
+ * zones, into p; 0 (with a diagnostic) when the query fails or asks for
+ * none, since then the split path would not run. */
+static int split_workspace(const kiln_variant_info *v, kiln_dtype in, kiln_dtype out, kiln_linear_params *p, dbuf *ws)
+{
+    size_t bytes = 0;
+    int ok = finished(kiln_linear_fwd_workspace(in, out, p, &bytes), "workspace");
+    if (ok && bytes == 0) {
+        tap_diag("%s: a split case asks for no workspace: the split path would not run", v->name);
+        ok = 0;
+    }
+    *ws = dbuf_alloc(KILN_DTYPE_F32, (int64_t)(bytes / sizeof(float)) + 1, 0);
+    p->workspace = ws->ptr;
+    p->workspace_bytes = bytes;
+    return ok;
+}
+
 static void run_case(const kiln_variant_info *v, const linear_case *c)
 {
     const int gated = v->op == KILN_OP_GATED_LINEAR_FWD;
@@ -159,18 +176,7 @@ static void run_case(const kiln_variant_info *v, const linear_case *c)
     dbuf *ybuf = c->residual == 2 ? &dr : &dy;
 
     dbuf ws = {0};
-    int ok = 1;
-    if (c->split) {
-        size_t bytes = 0;
-        ok = finished(kiln_linear_fwd_workspace(in, out, &p, &bytes), "workspace");
-        if (ok && bytes == 0) {
-            tap_diag("%s: decode case asks for no workspace: the split path would not run", v->name);
-            ok = 0;
-        }
-        ws = dbuf_alloc(KILN_DTYPE_F32, (int64_t)(bytes / sizeof(float)) + 1, 0); /* poisoned: NaN */
-        p.workspace = ws.ptr;
-        p.workspace_bytes = bytes;
-    }
+    int ok = !c->split || split_workspace(v, in, out, &p, &ws);
     ok = ok && finished(kiln_linear_fwd(in, out, &p, NULL), v->name);
     err e = {INFINITY, INFINITY, 0};
     if (ok) {
@@ -696,19 +702,8 @@ static void run_fp8_case(const kiln_variant_info *v, const fp8_case *c)
     if (c->residual == 2) p.residual = p.y = dr.ptr; /* in place: dr holds r, then y */
     dbuf *ybuf = c->residual == 2 ? &dr : &dy;
 
-    size_t bytes = 0;
     dbuf dwork = {0};
-    int ok = 1;
-    if (c->split) {
-        ok = finished(kiln_linear_fwd_workspace(in, out, &p, &bytes), "workspace");
-        if (ok && bytes == 0) {
-            tap_diag("%s: a small-m case asks for no workspace: the split path would not run", v->name);
-            ok = 0;
-        }
-        dwork = dbuf_alloc(KILN_DTYPE_F32, (int64_t)(bytes / sizeof(float)) + 1, 0); /* poisoned: NaN */
-        p.workspace = dwork.ptr;
-        p.workspace_bytes = bytes;
-    }
+    int ok = !c->split || split_workspace(v, in, out, &p, &dwork);
     const int ran = finished(kiln_linear_fwd(in, out, &p, NULL), v->name);
     ok = ok && ran;
     err e = {INFINITY, INFINITY, 0};
