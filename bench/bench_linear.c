@@ -2,7 +2,7 @@
  * bench_linear: TFLOP/s of kiln's linear + activation against cuBLASLt in the
  * same process (its bias + GELU epilogue, and the plain GEMM alone).
  *
- *   bench_linear [--iters K] [--f16] [--fp8 | --no-fp8]
+ *   bench_linear [--iters K] [--f16] [--fp8 | --no-fp8] [--force-tile 64|128]
  *
  * Shapes (m × n × k): 8192 × 8192 × 8192, 16384 × 4096 × 1024 and
  * 128 × 4096 × 4096 with bias + gelu_tanh; then the gated SwiGLU on
@@ -18,10 +18,18 @@
  * (bench_util.h: median of samples of back-to-back runs, events). Each kiln
  * case is checked against a double reference on four rows before it is
  * timed, and cuBLASLt's output against kiln's.
+ * --force-tile M runs kiln's sm_90a variant with M-row tiles on every case
+ * (64: the ping-pong schedule, 128: the cooperative one) instead of the
+ * selection's pick, for A/B runs.
+ * Last, on sm_90: the host's cost of a call (median CPU time of
+ * kiln_linear_fwd on a small shape) for the sm_90a variant, which builds TMA
+ * tensor maps, and for the sm_90 one, which does not.
  * Output: a table, then one `BENCH key=value ...` line per measurement.
  */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 #include <cublasLt.h>
 
@@ -41,6 +49,18 @@
     } while (0)
 
 enum { MAX_SETS = 8 };
+
+static int force_tile; /* --force-tile: 0, or the rows of the sm_90a tile to force */
+
+/* Forces the sm_90a variant of a case under --force-tile (else nothing). */
+static void force_case(int gated, kiln_activation act, kiln_dtype dt)
+{
+    if (!force_tile) return;
+    char name[128];
+    snprintf(name, sizeof name, "%slinear_fwd_m%d_%s_%s_sm90a", gated ? "gated_" : "", force_tile,
+             kiln_activation_name(act), kiln_dtype_name(dt));
+    KCHECK(kiln_force_variant(name));
+}
 
 typedef struct lin_case {
     int64_t m, n, k;
@@ -200,6 +220,7 @@ static void bench_case(const lin_case *c, kiln_dtype dt, int iters, int l2, cubl
         kiln_linear_params p = {c->m, c->n, c->k, bufs[s][0], 0, bufs[s][1], 0, bufs[s][3], bufs[s][2], 0,
                                 bufs[s][4], NULL, 0, bufs[s][5], 0, c->act, NULL, 0};
         r.p[s] = p;
+        if (s == 0) force_case(c->gated, c->act, dt);
         if (s == 0) KCHECK(kiln_linear_fwd_workspace(dt, dt, &p, &ws_bytes));
     }
     void *ws = NULL;
@@ -211,6 +232,7 @@ static void bench_case(const lin_case *c, kiln_dtype dt, int iters, int l2, cubl
     const char *variant = kiln_last_variant();
     const double err = check(&r, c);
     const float ms = bench_time_ms(run_kiln, &r, iters);
+    KCHECK(kiln_force_variant(NULL));
     const double flops = 2.0 * weights * c->m * c->n * c->k;
     const double tf = flops / (ms * 1e-3) / 1e12;
     double lt_tf[2] = {NAN, NAN}, lt_err = NAN;
@@ -404,6 +426,7 @@ static void bench_case_fp8(const lin_case *c, int rowwise, int iters, int l2, cu
     /* kiln: a build or GPU without FP8 variants gets nan and the reason. */
     size_t ws_bytes = 0;
     void *kws = NULL; /* the split of k's workspace, where the call asks for one (small m) */
+    force_case(0, c->act, KILN_DTYPE_E4M3);
     kiln_status kst = kiln_linear_fwd_workspace(KILN_DTYPE_E4M3, KILN_DTYPE_BF16, &r.p[0], &ws_bytes);
     if (kst == KILN_STATUS_SUCCESS && ws_bytes > 0) {
         CHECK(cudaMalloc(&kws, ws_bytes));
@@ -423,6 +446,7 @@ static void bench_case_fp8(const lin_case *c, int rowwise, int iters, int l2, cu
                 kiln_last_error());
         snprintf(variant, sizeof variant, "none");
     }
+    KCHECK(kiln_force_variant(NULL));
     double lt_tf[2] = {NAN, NAN}, lt_err = NAN;
     r.lt = lt, r.lt_ws = lt_ws, r.lt_ws_bytes = lt_ws_bytes;
     lt_setup_fp8(&r, c);
@@ -467,6 +491,44 @@ static void bench_case_fp8(const lin_case *c, int rowwise, int iters, int l2, cu
     free(hx), free(hw), free(xs), free(ws), free(bias), free(bias16);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median CPU microseconds of a kiln_linear_fwd call (256 × 256 × 256, bf16)
+ * with `variant` forced; the queue is drained every 50 calls so no call
+ * waits for room in it. */
+static double host_us(const char *variant)
+{
+    enum { CALLS = 400, N = 256 };
+    void *x, *w, *y;
+    CHECK(cudaMalloc(&x, N * N * 2));
+    CHECK(cudaMalloc(&w, N * N * 2));
+    CHECK(cudaMalloc(&y, N * N * 2));
+    bench_fill_random(x, N * N, KILN_DTYPE_BF16, 1, -1, 1);
+    bench_fill_random(w, N * N, KILN_DTYPE_BF16, 2, -1, 1);
+    kiln_linear_params p = {N, N, N, x, 0, w, 0, NULL, NULL, 0, NULL, NULL, 0, y, 0, KILN_ACT_GELU_TANH, NULL, 0};
+    KCHECK(kiln_force_variant(variant));
+    double t[CALLS];
+    for (int i = 0; i < CALLS; i++) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        KCHECK(kiln_linear_fwd(KILN_DTYPE_BF16, KILN_DTYPE_BF16, &p, NULL));
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        t[i] = (double)(b.tv_sec - a.tv_sec) * 1e6 + (double)(b.tv_nsec - a.tv_nsec) * 1e-3;
+        if (i % 50 == 49) CHECK(cudaDeviceSynchronize());
+    }
+    KCHECK(kiln_force_variant(NULL));
+    CHECK(cudaDeviceSynchronize());
+    CHECK(cudaFree(x));
+    CHECK(cudaFree(w));
+    CHECK(cudaFree(y));
+    qsort(t, CALLS, sizeof t[0], cmp_double);
+    return t[CALLS / 2];
+}
+
 int main(int argc, char **argv)
 {
     int iters = 20, run16 = 1, run8 = 1;
@@ -480,8 +542,14 @@ int main(int argc, char **argv)
             run16 = 0;
         } else if (!strcmp(argv[i], "--no-fp8")) {
             run8 = 0;
+        } else if (!strcmp(argv[i], "--force-tile") && i + 1 < argc) {
+            force_tile = atoi(argv[++i]);
+            if (force_tile != 64 && force_tile != 128) {
+                fprintf(stderr, "--force-tile takes 64 or 128\n");
+                return 2;
+            }
         } else {
-            fprintf(stderr, "usage: %s [--iters K] [--f16] [--fp8 | --no-fp8]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--iters K] [--f16] [--fp8 | --no-fp8] [--force-tile 64|128]\n", argv[0]);
             return 2;
         }
     }
@@ -514,6 +582,13 @@ int main(int argc, char **argv)
     for (size_t i = 0; run8 && i < sizeof fp8_cases / sizeof fp8_cases[0]; i++)
         for (int rowwise = 0; rowwise < 2; rowwise++)
             bench_case_fp8(&fp8_cases[i], rowwise, iters, prop.l2CacheSize, lt, lt_ws, lt_ws_bytes);
+    if (prop.major == 9 && prop.minor == 0) {
+        const double maps = host_us("linear_fwd_m128_gelu_tanh_bf16_sm90a"),
+                     plain = host_us("linear_fwd_m128_gelu_tanh_bf16_sm90");
+        printf("host cost of a call (median CPU us, 256^3 bf16): sm90a (3 tensor maps built) %.2f, sm90 (none) %.2f\n",
+               maps, plain);
+        printf("HOST op=linear variant=sm90a us=%.3f\nHOST op=linear variant=sm90 us=%.3f\n", maps, plain);
+    }
     CHECK(cudaFree(lt_ws));
     LT_CHECK(cublasLtDestroy(lt));
     return 0;

@@ -302,8 +302,7 @@ space.families = {
     archs = all(space.archs),
     -- FP8 inputs: the Hopper path alone, for now.
     exists = function(v)
-      return v.arch.cc >= v.dtype.min_cc and (not v.arch.specific or v.shape == 128) and
-        (not v.dtype.fp8 or v.arch.specific)
+      return v.arch.cc >= v.dtype.min_cc and (not v.dtype.fp8 or v.arch.specific)
     end,
     -- Block tiles of 128 (or 64) rows × 128 output columns (gated: 64 of
     -- each weight), k 64 a stage; 8 warps as 2 × 4 (4 warps as 1 × 4 for 64
@@ -316,12 +315,12 @@ space.families = {
     -- as fit, at most 3 (4 for 64-row tiles; synchronous fills: 2 for
     -- Turing's 64 KB).
     --
-    -- Hopper (sm_90a): 128 rows × 256 weight rows (gated: 128 of each), two
-    -- warpgroups of 64 rows, each a wgmma m64n256k16 from the swizzled
-    -- tiles; 4 stages of 48 KB, two of them loading while one is read and
-    -- the wgmma of the one before finishes; one persistent block an SM.
-    -- 128 × 128 tiles, two blocks an SM of 3 stages each, ran at 550
-    -- TFLOP/s at 8192³ against 645 (H200, 2026-11-23, docs/linear.md).
+    -- Hopper (sm_90a): 128 rows × 256 weight rows (gated: 128 of each),
+    -- warp-specialized: a producer warp copies each stage by TMA, two
+    -- consumer warpgroups of 64 rows each run a wgmma m64n256k16 from the
+    -- swizzled tiles; 4 stages of 48 KB, one persistent block an SM, 384
+    -- threads. The cp.async kernel before it (every warp filling, then
+    -- computing) ran at 689 TFLOP/s at 8192³ on an H100 (docs/linear.md).
     --
     -- FP8 (sm_90a): the same kernel on wgmma m64n128k32 e4m3 / e5m2, 128 ×
     -- 128 tiles (gated: 64 of each weight) with k 128 a stage (the same
@@ -333,11 +332,18 @@ space.families = {
       local weights = v.op.name == "gated_linear_fwd" and 2 or 1
       if v.arch.specific then
         local b_rows = v.dtype.fp8 and 128 or 256
-        local stages, stage = v.dtype.fp8 and 6 or 4, (128 + b_rows) * 128
-        -- 1 KB over the stages: wgmma's swizzle needs tiles on 1024 bytes.
-        return { path = "hopper", block_m = 128, block_n = b_rows // weights, block_k = 128 // v.dtype.bytes,
-                 stages = stages, min_blocks = 1, warps_m = 8, warps_n = 1, threads = 256,
-                 smem = stages * stage + 1024, smem_limit = limits[v.arch.cc] }
+        local block_n = b_rows // weights
+        local pingpong = v.shape == 64
+        local stage = (v.shape + b_rows) * 128
+        local stages = pingpong and (v.dtype.fp8 and 8 or 4) or (v.dtype.fp8 and 6 or 4)
+        -- Past the stages: two 64-row output buffers of up to 128 columns in
+        -- 16 bits, a full and an empty barrier a stage, and 1 KB of slack
+        -- (TMA's 128-byte swizzle needs tiles on 1024 bytes).
+        local out_bytes = 64 * math.min(block_n, 128) * 2
+        return { path = "hopper", schedule = pingpong and "pingpong" or "cooperative", block_m = v.shape,
+                 block_n = block_n, block_k = 128 // v.dtype.bytes, stages = stages, min_blocks = 1,
+                 warps_m = pingpong and 4 or 8, warps_n = pingpong and 2 or 1, threads = 384,
+                 smem = stages * stage + 2 * out_bytes + 16 * stages + 1024, smem_limit = limits[v.arch.cc] }
       end
       local path = v.arch.cc >= 80 and "ampere" or v.arch.cc >= 75 and "turing" or "volta"
       local block_m = v.shape

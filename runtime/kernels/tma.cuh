@@ -1,0 +1,143 @@
+/*
+ * tma.cuh: Hopper's copy engine and the barriers that pace it (sm_90a
+ * kernels), and the host side that describes a matrix to it.
+ *
+ * A tensor map (CUtensorMap, 128 bytes) tells the TMA unit a matrix's
+ * address, sizes, row stride and the box one copy moves. It is built on the
+ * host by the driver's cuTensorMapEncodeTiled, looked up once through the
+ * runtime (cudaGetDriverEntryPointByVersion), so kiln does not link against
+ * libcuda. It reaches the kernel as a __grid_constant__ parameter.
+ *
+ * Device side: cp.async.bulk.tensor copies a box into shared memory and
+ * signals an mbarrier with the bytes it wrote (complete_tx). A pipeline of
+ * STAGES slots has a `full` barrier per slot (the producer arrives once,
+ * announcing the bytes; the copy completes the phase) and an `empty` one
+ * (each consumer warp arrives when its reads of the slot are done). Waits
+ * name the phase's parity: a slot's barriers flip once per pass of the
+ * ring, and a fresh barrier counts its previous phase (parity 1) as done,
+ * so the producer's first pass waits on nothing.
+ */
+#ifndef KILN_KERNELS_TMA_CUH
+#define KILN_KERNELS_TMA_CUH
+
+#include <cuda.h> /* CUtensorMap and its enums (types only) */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "runtime/error.h"
+
+namespace kiln {
+
+/* ---- Host --------------------------------------------------------------- */
+
+typedef CUresult (*TensorMapEncodeTiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                         const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,
+                                         CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                         CUtensorMapFloatOOBfill);
+
+/* The driver's encoder, looked up on first use (NULL if the driver has none). */
+inline TensorMapEncodeTiled tensor_map_encoder()
+{
+    static const TensorMapEncodeTiled fn = [] {
+        void *p = NULL;
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+            q != cudaDriverEntryPointSuccess)
+            p = NULL;
+        return (TensorMapEncodeTiled)p;
+    }();
+    return fn;
+}
+
+/* A map of a row-major matrix of `rows` rows × `cols` elements of `elem`
+ * bytes, rows `ld_bytes` apart, moved in boxes of box_rows × box_cols (the
+ * box's rows of 128 bytes at most, 128-byte swizzled as wgmma reads them).
+ * Boxes reaching past the matrix read zeros there. */
+inline kiln_status tensor_map_2d(CUtensorMap *map, const char *variant, const char *what, CUtensorMapDataType type,
+                                 const void *base, int64_t rows, int64_t cols, int64_t ld_bytes, int box_rows,
+                                 int box_cols)
+{
+    const TensorMapEncodeTiled encode = tensor_map_encoder();
+    if (!encode)
+        return kiln_fail(KILN_STATUS_CUDA_ERROR, "%s: the driver has no cuTensorMapEncodeTiled (CUDA 12.0 or later)",
+                         variant);
+    const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
+    const cuuint64_t strides[1] = {(cuuint64_t)ld_bytes};
+    const cuuint32_t box[2] = {(cuuint32_t)box_cols, (cuuint32_t)box_rows};
+    const cuuint32_t unit[2] = {1, 1};
+    const CUresult r = encode(map, type, 2, const_cast<void *>(base), dims, strides, box, unit,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        return kiln_fail(KILN_STATUS_CUDA_ERROR,
+                         "%s: cuTensorMapEncodeTiled for %s (%lld × %lld, row stride %lld bytes) failed with %d",
+                         variant, what, (long long)rows, (long long)cols, (long long)ld_bytes, (int)r);
+    return KILN_STATUS_SUCCESS;
+}
+
+/* ---- Device ------------------------------------------------------------- */
+
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+/* Barrier inits are seen by the copy engine (the async proxy). */
+__device__ __forceinline__ void mbar_init_fence()
+{
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+/* The producer's arrival: `bytes` more are to come from copies. */
+__device__ __forceinline__ void mbar_expect(unsigned bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(unsigned bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+/* Waits until the phase of parity `parity` is complete. */
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
+{
+    unsigned done;
+    do {
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     " selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
+/* The box at (col, row) of `map` into shared memory at dst (on 1024 bytes
+ * for the 128-byte swizzle), completing bytes on barrier `bar`. */
+__device__ __forceinline__ void tma_load_2d(unsigned dst, const CUtensorMap *map, int col, int row, unsigned bar)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+                 ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(col), "r"(row), "r"(bar)
+                 : "memory");
+}
+
+/* Register budgets of a warpgroup, moved between warpgroups at run time:
+ * the producer gives its registers back, the consumers take them. */
+template <int N> __device__ __forceinline__ void regs_shrink()
+{
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N> __device__ __forceinline__ void regs_grow()
+{
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
+/* Barrier `id` (1 … 15; 0 is __syncthreads) among `threads` threads. */
+__device__ __forceinline__ void named_sync(int id, int threads)
+{
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+} /* namespace kiln */
+
+#endif /* KILN_KERNELS_TMA_CUH */
