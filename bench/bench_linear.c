@@ -2,7 +2,7 @@
  * bench_linear: TFLOP/s of kiln's linear + activation against cuBLASLt in the
  * same process (its bias + GELU epilogue, and the plain GEMM alone).
  *
- *   bench_linear [--iters K] [--f16] [--fp8 | --no-fp8] [--force-tile 64|128]
+ *   bench_linear [--iters K] [--f16] [--fp8 | --no-fp8]
  *
  * Shapes (m × n × k): 8192 × 8192 × 8192, 16384 × 4096 × 1024 and
  * 128 × 4096 × 4096 with bias + gelu_tanh; then the gated SwiGLU on
@@ -18,9 +18,6 @@
  * (bench_util.h: median of samples of back-to-back runs, events). Each kiln
  * case is checked against a double reference on four rows before it is
  * timed, and cuBLASLt's output against kiln's.
- * --force-tile M runs kiln's sm_90a variant with M-row tiles on every case
- * (64: the ping-pong schedule, 128: the cooperative one) instead of the
- * selection's pick, for A/B runs.
  * Last, on sm_90: the host's cost of a call (median CPU time of
  * kiln_linear_fwd on a small shape) for the sm_90a variant, which builds TMA
  * tensor maps, and for the sm_90 one, which does not.
@@ -49,18 +46,6 @@
     } while (0)
 
 enum { MAX_SETS = 8 };
-
-static int force_tile; /* --force-tile: 0, or the rows of the sm_90a tile to force */
-
-/* Forces the sm_90a variant of a case under --force-tile (else nothing). */
-static void force_case(int gated, kiln_activation act, kiln_dtype dt)
-{
-    if (!force_tile) return;
-    char name[128];
-    snprintf(name, sizeof name, "%slinear_fwd_m%d_%s_%s_sm90a", gated ? "gated_" : "", force_tile,
-             kiln_activation_name(act), kiln_dtype_name(dt));
-    KCHECK(kiln_force_variant(name));
-}
 
 typedef struct lin_case {
     int64_t m, n, k;
@@ -220,7 +205,6 @@ static void bench_case(const lin_case *c, kiln_dtype dt, int iters, int l2, cubl
         kiln_linear_params p = {c->m, c->n, c->k, bufs[s][0], 0, bufs[s][1], 0, bufs[s][3], bufs[s][2], 0,
                                 bufs[s][4], NULL, 0, bufs[s][5], 0, c->act, NULL, 0};
         r.p[s] = p;
-        if (s == 0) force_case(c->gated, c->act, dt);
         if (s == 0) KCHECK(kiln_linear_fwd_workspace(dt, dt, &p, &ws_bytes));
     }
     void *ws = NULL;
@@ -232,7 +216,6 @@ static void bench_case(const lin_case *c, kiln_dtype dt, int iters, int l2, cubl
     const char *variant = kiln_last_variant();
     const double err = check(&r, c);
     const float ms = bench_time_ms(run_kiln, &r, iters);
-    KCHECK(kiln_force_variant(NULL));
     const double flops = 2.0 * weights * c->m * c->n * c->k;
     const double tf = flops / (ms * 1e-3) / 1e12;
     double lt_tf[2] = {NAN, NAN}, lt_err = NAN;
@@ -426,7 +409,6 @@ static void bench_case_fp8(const lin_case *c, int rowwise, int iters, int l2, cu
     /* kiln: a build or GPU without FP8 variants gets nan and the reason. */
     size_t ws_bytes = 0;
     void *kws = NULL; /* the split of k's workspace, where the call asks for one (small m) */
-    force_case(0, c->act, KILN_DTYPE_E4M3);
     kiln_status kst = kiln_linear_fwd_workspace(KILN_DTYPE_E4M3, KILN_DTYPE_BF16, &r.p[0], &ws_bytes);
     if (kst == KILN_STATUS_SUCCESS && ws_bytes > 0) {
         CHECK(cudaMalloc(&kws, ws_bytes));
@@ -446,7 +428,6 @@ static void bench_case_fp8(const lin_case *c, int rowwise, int iters, int l2, cu
                 kiln_last_error());
         snprintf(variant, sizeof variant, "none");
     }
-    KCHECK(kiln_force_variant(NULL));
     double lt_tf[2] = {NAN, NAN}, lt_err = NAN;
     r.lt = lt, r.lt_ws = lt_ws, r.lt_ws_bytes = lt_ws_bytes;
     lt_setup_fp8(&r, c);
@@ -542,14 +523,9 @@ int main(int argc, char **argv)
             run16 = 0;
         } else if (!strcmp(argv[i], "--no-fp8")) {
             run8 = 0;
-        } else if (!strcmp(argv[i], "--force-tile") && i + 1 < argc) {
-            force_tile = atoi(argv[++i]);
-            if (force_tile != 64 && force_tile != 128) {
-                fprintf(stderr, "--force-tile takes 64 or 128\n");
-                return 2;
-            }
+
         } else {
-            fprintf(stderr, "usage: %s [--iters K] [--f16] [--fp8 | --no-fp8] [--force-tile 64|128]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--iters K] [--f16] [--fp8 | --no-fp8]\n", argv[0]);
             return 2;
         }
     }

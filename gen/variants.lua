@@ -302,7 +302,8 @@ space.families = {
     archs = all(space.archs),
     -- FP8 inputs: the Hopper path alone, for now.
     exists = function(v)
-      return v.arch.cc >= v.dtype.min_cc and (not v.dtype.fp8 or v.arch.specific)
+      return v.arch.cc >= v.dtype.min_cc and (not v.arch.specific or v.shape == 128) and
+        (not v.dtype.fp8 or v.arch.specific)
     end,
     -- Block tiles of 128 (or 64) rows × 128 output columns (gated: 64 of
     -- each weight), k 64 a stage; 8 warps as 2 × 4 (4 warps as 1 × 4 for 64
@@ -333,16 +334,13 @@ space.families = {
       if v.arch.specific then
         local b_rows = v.dtype.fp8 and 128 or 256
         local block_n = b_rows // weights
-        local pingpong = v.shape == 64
-        local stage = (v.shape + b_rows) * 128
-        local stages = pingpong and (v.dtype.fp8 and 8 or 4) or (v.dtype.fp8 and 6 or 4)
+        local stages, stage = v.dtype.fp8 and 6 or 4, (128 + b_rows) * 128
         -- Past the stages: two 64-row output buffers of up to 128 columns in
         -- 16 bits, a full and an empty barrier a stage, and 1 KB of slack
         -- (TMA's 128-byte swizzle needs tiles on 1024 bytes).
         local out_bytes = 64 * math.min(block_n, 128) * 2
-        return { path = "hopper", schedule = pingpong and "pingpong" or "cooperative", block_m = v.shape,
-                 block_n = block_n, block_k = 128 // v.dtype.bytes, stages = stages, min_blocks = 1,
-                 warps_m = pingpong and 4 or 8, warps_n = pingpong and 2 or 1, threads = 384,
+        return { path = "hopper", block_m = 128, block_n = block_n, block_k = 128 // v.dtype.bytes,
+                 stages = stages, min_blocks = 1, warps_m = 8, warps_n = 1, threads = 384,
                  smem = stages * stage + 2 * out_bytes + 16 * stages + 1024, smem_limit = limits[v.arch.cc] }
       end
       local path = v.arch.cc >= 80 and "ampere" or v.arch.cc >= 75 and "turing" or "volta"
