@@ -15,7 +15,10 @@
  * (each consumer warp arrives when its reads of the slot are done). Waits
  * name the phase's parity: a slot's barriers flip once per pass of the
  * ring, and a fresh barrier counts its previous phase (parity 1) as done,
- * so the producer's first pass waits on nothing.
+ * so the producer's first pass waits on nothing. Stores go the other way:
+ * threads write a box into shared memory, fence it for the async proxy, and
+ * one thread hands it to the copy engine (a bulk group, waited on before
+ * the buffer is written again).
  */
 #ifndef KILN_KERNELS_TMA_CUH
 #define KILN_KERNELS_TMA_CUH
@@ -119,6 +122,27 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, const CUtensorMap *map
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
                  ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(col), "r"(row), "r"(bar)
                  : "memory");
+}
+
+/* The box at `src` in shared memory (written, then made visible with
+ * fence.proxy.async) to (col, row) of `map`; the parts past the matrix are
+ * not written. Copies issued since the last bulk_commit form a group. */
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, int col, int row, unsigned src)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
+                 ::"l"(reinterpret_cast<uint64_t>(map)), "r"(col), "r"(row), "r"(src)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+/* Waits until at most N groups still read their shared memory (may be rewritten). */
+template <int N> __device__ __forceinline__ void bulk_wait_read()
+{
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+/* Waits until at most N groups are in flight at all. */
+template <int N> __device__ __forceinline__ void bulk_wait()
+{
+    asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
 /* Register budgets of a warpgroup, moved between warpgroups at run time:
