@@ -52,10 +52,10 @@ inline TensorMapEncodeTiled tensor_map_encoder()
     return fn;
 }
 
-/* A map of a row-major matrix of `rows` rows × `cols` elements of `elem`
- * bytes, rows `ld_bytes` apart, moved in boxes of box_rows × box_cols (the
- * box's rows of 128 bytes at most, 128-byte swizzled as wgmma reads them).
- * Boxes reaching past the matrix read zeros there. */
+/* A map of a row-major matrix of `rows` rows × `cols` elements of `type`,
+ * rows `ld_bytes` apart, moved in boxes of box_rows × box_cols (the box's
+ * rows of 128 bytes at most, 128-byte swizzled as wgmma reads them). Loads
+ * of boxes reaching past the matrix read zeros there; stores skip it. */
 inline kiln_status tensor_map_2d(CUtensorMap *map, const char *variant, const char *what, CUtensorMapDataType type,
                                  const void *base, int64_t rows, int64_t cols, int64_t ld_bytes, int box_rows,
                                  int box_cols)
