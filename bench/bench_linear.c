@@ -9,10 +9,11 @@
  * 8192 × 4096 (each weight) × 4096, and decode-sized 1 × 4096 × 4096 and
  * 16 × 4096 × 4096. bf16 in and out. FLOPs: 2·m·n·k per weight.
  * Then FP8 (--fp8: only these; --no-fp8: none): e4m3 in, bf16 out, the
- * first three shapes with bias + gelu_tanh, scales per tensor and rowwise,
- * beside cuBLASLt's FP8 matmul with the same scales (bench_case_fp8). Their
- * table rows name the scaling after the shape (/tensor, /row); their BENCH
- * lines carry dtype=e4m3 out=bf16 scaling=tensor|rowwise. Without an FP8
+ * first three shapes with bias + gelu_tanh, scales per tensor, rowwise and
+ * in blocks (1 × 128 of X, 128 × 128 of W), beside cuBLASLt's FP8 matmul
+ * with the same scales (bench_case_fp8). Their table rows name the scaling
+ * after the shape (/tensor, /row, /block); their BENCH lines carry
+ * dtype=e4m3 out=bf16 scaling=tensor|rowwise|block. Without an FP8
  * variant for this GPU, kiln's columns are nan (the reason on stderr).
  * Buffer sets rotate so the weights of one run are not in L2 from the last
  * (bench_util.h: median of samples of back-to-back runs, events). Each kiln
@@ -251,17 +252,21 @@ static void bench_case(const lin_case *c, kiln_dtype dt, int iters, int l2, cubl
     if (ws) CHECK(cudaFree(ws));
 }
 
-/* ---- FP8: e4m3 X and W, bf16 out, f32 bias, per-tensor or rowwise scales ----
+/* ---- FP8: e4m3 X and W, bf16 out, f32 bias, per-tensor, rowwise or block scales ----
  * The data: e4m3 codes of values uniform in [-448, 448] (what quantizing
  * uniform data with its amax gives), scales near 1/448 (rowwise: varying by
  * row), so the real values are about uniform in [-1, 1] as in the bf16
  * cases. The f32 bias holds bf16 values, so cuBLASLt's bf16 bias (its bias
  * type for a bf16 D) is the same. cuBLASLt runs TN (e4m3 A = W, B = X, bf16
  * C / D), its scales through A_SCALE_POINTER / B_SCALE_POINTER, rowwise as
- * its OUTER_VEC_32F scale mode; FAST_ACCUM off (it promotes, as kiln does).
+ * its OUTER_VEC_32F scale mode, blocks as BLK128x128_32F (W) and
+ * VEC128_32F (X); FAST_ACCUM off (it promotes, as kiln does).
  * Where cuBLASLt has no algorithm for a case, its columns say nan. */
+enum { FP8_TENSOR, FP8_ROWWISE, FP8_BLOCK };
+static const char *const fp8_scaling_names[3] = {"tensor", "rowwise", "block"};
+
 typedef struct fp8_ctx {
-    int sets, rowwise;
+    int sets, scaling; /* FP8_TENSOR, FP8_ROWWISE or FP8_BLOCK */
     kiln_linear_params p[MAX_SETS];
     void *lt_bias[MAX_SETS]; /* bf16 copy of set s's bias */
     cublasLtHandle_t lt;
@@ -295,7 +300,12 @@ static kiln_status run_lt_fp8(void *ctx, int i)
  * where cuBLASLt finds none. */
 static void lt_setup_fp8(fp8_ctx *r, const lin_case *c)
 {
-    const int32_t mode = r->rowwise ? CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F : CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+    const int32_t modes[3][2] = {
+        {CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F},
+        {CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F, CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F},
+        {CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F, CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F},
+    };
+    const int32_t mode_a = modes[r->scaling][0], mode_b = modes[r->scaling][1]; /* A = W, B = X */
     lt_plan_descs(&r->pl);
     for (int w = 0; w < 2; w++) {
         /* Every set shares set 0's scales (a few bytes; their cache state does not matter). */
@@ -303,11 +313,13 @@ static void lt_setup_fp8(fp8_ctx *r, const lin_case *c)
                                                 sizeof r->p[0].w_scale));
         LT_CHECK(cublasLtMatmulDescSetAttribute(r->pl.desc[w], CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &r->p[0].x_scale,
                                                 sizeof r->p[0].x_scale));
-        LT_CHECK(cublasLtMatmulDescSetAttribute(r->pl.desc[w], CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode, sizeof mode));
-        LT_CHECK(cublasLtMatmulDescSetAttribute(r->pl.desc[w], CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof mode));
+        LT_CHECK(cublasLtMatmulDescSetAttribute(r->pl.desc[w], CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode_a,
+                                                sizeof mode_a));
+        LT_CHECK(cublasLtMatmulDescSetAttribute(r->pl.desc[w], CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode_b,
+                                                sizeof mode_b));
     }
     lt_plan_finish(&r->pl, r->lt, c, CUDA_R_8F_E4M3, CUDA_R_16BF, &r->lt_bias[0], r->lt_ws_bytes,
-                   r->rowwise ? "FP8 rowwise" : "FP8 per-tensor");
+                   r->scaling == FP8_BLOCK ? "FP8 block" : r->scaling == FP8_ROWWISE ? "FP8 rowwise" : "FP8 per-tensor");
 }
 
 /* n e4m3 codes of values about uniform in [-448, 448], from a fixed seed. */
@@ -327,7 +339,7 @@ static void fill_e4m3(unsigned char *h, int64_t n, uint64_t seed)
 }
 
 /* ‖Y − ref‖/‖ref‖ over four rows of set 0, the reference in double from the
- * host copies of its codes, scales and bias. */
+ * host copies of its codes, scales (in kiln's layouts) and bias. */
 static double check_fp8(const fp8_ctx *r, const lin_case *c, const unsigned char *x, const unsigned char *w,
                         const float *xs, const float *ws, const float *bias)
 {
@@ -342,8 +354,16 @@ static double check_fp8(const fp8_ctx *r, const lin_case *c, const unsigned char
         for (int64_t j = 0; j < c->n; j++) {
             const unsigned char *wr = w + j * c->k;
             double s = 0;
-            for (int64_t t = 0; t < c->k; t++) s += dec[xr[t]] * dec[wr[t]];
-            const double ref = ref_act(c->act, (double)xs[r->rowwise ? row : 0] * ws[r->rowwise ? j : 0] * s + bias[j]);
+            if (r->scaling == FP8_BLOCK) {
+                const int64_t kbs = c->k / 128;
+                for (int64_t t = 0; t < c->k; t++)
+                    s += dec[xr[t]] * dec[wr[t]] * xs[t / 128 * c->m + row] * ws[j / 128 * kbs + t / 128];
+            } else {
+                const int rw = r->scaling == FP8_ROWWISE;
+                for (int64_t t = 0; t < c->k; t++) s += dec[xr[t]] * dec[wr[t]];
+                s *= (double)xs[rw ? row : 0] * ws[rw ? j : 0];
+            }
+            const double ref = ref_act(c->act, s + bias[j]);
             num += (y[j] - ref) * (y[j] - ref);
             den += ref * ref;
         }
@@ -352,17 +372,20 @@ static double check_fp8(const fp8_ctx *r, const lin_case *c, const unsigned char
     return isfinite(num) ? sqrt(num / den) : INFINITY;
 }
 
-static void bench_case_fp8(const lin_case *c, int rowwise, int iters, int l2, cublasLtHandle_t lt, void *lt_ws,
+static void bench_case_fp8(const lin_case *c, int scaling, int iters, int l2, cublasLtHandle_t lt, void *lt_ws,
                            size_t lt_ws_bytes)
 {
+    static const kiln_scaling modes[3] = {KILN_SCALING_TENSOR, KILN_SCALING_ROWWISE, KILN_SCALING_BLOCK};
     const size_t set_bytes = (size_t)(c->m * c->k + c->n * c->k) + (size_t)(c->m * c->n) * 2 + (size_t)c->n * 6;
     fp8_ctx r = {0};
-    r.rowwise = rowwise;
+    r.scaling = scaling;
     r.sets = bench_sets_for(set_bytes, l2);
     if (r.sets > MAX_SETS) r.sets = MAX_SETS;
     /* Host: set 0's codes (the check reads them), the scales, the bias. */
     unsigned char *hx = malloc((size_t)(c->m * c->k)), *hw = malloc((size_t)(c->n * c->k));
-    const int64_t nxs = rowwise ? c->m : 1, nws = rowwise ? c->n : 1;
+    const int64_t kbs = c->k / 128; /* the shapes' k are multiples of 128 */
+    const int64_t nxs = scaling == FP8_BLOCK ? kbs * c->m : scaling == FP8_ROWWISE ? c->m : 1;
+    const int64_t nws = scaling == FP8_BLOCK ? (c->n + 127) / 128 * kbs : scaling == FP8_ROWWISE ? c->n : 1;
     float *xs = malloc(sizeof(float) * (size_t)nxs), *ws = malloc(sizeof(float) * (size_t)nws);
     float *bias = malloc(sizeof(float) * (size_t)c->n);
     uint16_t *bias16 = malloc(sizeof(uint16_t) * (size_t)c->n);
@@ -401,7 +424,7 @@ static void bench_case_fp8(const lin_case *c, int rowwise, int iters, int l2, cu
         CHECK(cudaMalloc(&bufs[st][3], (size_t)(c->m * c->n) * 2));
         kiln_linear_params p = {c->m, c->n, c->k, bufs[st][0], 0, bufs[st][1], 0, bufs[st][2], NULL, 0, NULL, NULL,
                                 0, bufs[st][3], 0, c->act, NULL, 0,
-                                rowwise ? KILN_SCALING_ROWWISE : KILN_SCALING_TENSOR, dxs, dws, NULL};
+                                modes[scaling], dxs, dws, NULL};
         r.p[st] = p;
     }
     free(tmp);
@@ -438,7 +461,7 @@ static void bench_case_fp8(const lin_case *c, int rowwise, int iters, int l2, cu
         r.which = w;
         if (run_lt_fp8(&r, 0) != KILN_STATUS_SUCCESS) {
             fprintf(stderr, "cuBLASLt: the FP8 %s matmul failed (%s scales)\n", w ? "plain" : "GELU_BIAS",
-                    rowwise ? "rowwise" : "per-tensor");
+                    fp8_scaling_names[scaling]);
             continue;
         }
         CHECK(cudaDeviceSynchronize());
@@ -453,14 +476,14 @@ static void bench_case_fp8(const lin_case *c, int rowwise, int iters, int l2, cu
     lt_plan_destroy(&r.pl);
     char shape[64];
     snprintf(shape, sizeof shape, "%lldx%lldx%lld/%s", (long long)c->m, (long long)c->n, (long long)c->k,
-             rowwise ? "row" : "tensor");
+             scaling == FP8_BLOCK ? "block" : scaling == FP8_ROWWISE ? "row" : "tensor");
     printf("%-22s %-10s %-40s %9.4f %8.1f %10.1f %10.1f %8.2f %9.2e %9.2e\n", shape, kiln_activation_name(c->act),
            variant, ms, tf, lt_tf[0], lt_tf[1], tf / lt_tf[0], err, lt_err);
     printf("BENCH op=linear act=%s m=%lld n=%lld k=%lld dtype=e4m3 out=bf16 scaling=%s variant=%s workspace=%zu "
            "sets=%d ms=%.5f TFLOPs=%.1f cublaslt_epilogue_TFLOPs=%.1f cublaslt_plain_TFLOPs=%.1f rel_err=%.2e "
            "vs_cublaslt=%.2e\n",
            kiln_activation_name(c->act), (long long)c->m, (long long)c->n, (long long)c->k,
-           rowwise ? "rowwise" : "tensor", variant, ws_bytes, r.sets, ms, tf, lt_tf[0], lt_tf[1], err, lt_err);
+           fp8_scaling_names[scaling], variant, ws_bytes, r.sets, ms, tf, lt_tf[0], lt_tf[1], err, lt_err);
     fflush(stdout);
     for (int st = 0; st < r.sets; st++) {
         for (int j = 0; j < 4; j++) CHECK(cudaFree(bufs[st][j]));
@@ -557,10 +580,10 @@ int main(int argc, char **argv)
         {16384, 4096, 1024, 0, KILN_ACT_GELU_TANH},
         {128, 4096, 4096, 0, KILN_ACT_GELU_TANH},
     };
-    if (run8) printf("FP8: e4m3 in, bf16 out, f32 bias; scales per tensor (/tensor) and rowwise (/row)\n");
+    if (run8) printf("FP8: e4m3 in, bf16 out, f32 bias; scales per tensor (/tensor), rowwise (/row), blocks (/block)\n");
     for (size_t i = 0; run8 && i < sizeof fp8_cases / sizeof fp8_cases[0]; i++)
-        for (int rowwise = 0; rowwise < 2; rowwise++)
-            bench_case_fp8(&fp8_cases[i], rowwise, iters, prop.l2CacheSize, lt, lt_ws, lt_ws_bytes);
+        for (int scaling = FP8_TENSOR; scaling <= FP8_BLOCK; scaling++)
+            bench_case_fp8(&fp8_cases[i], scaling, iters, prop.l2CacheSize, lt, lt_ws, lt_ws_bytes);
     if (prop.major == 9 && prop.minor == 0) {
         const double maps = host_us("linear_fwd_m128_gelu_tanh_bf16_sm90a"),
                      plain = host_us("linear_fwd_m128_gelu_tanh_bf16_sm90");

@@ -213,8 +213,11 @@ def linear_peers(out, iters):
 def fp8_linear_peers(out, iters):
     """torch._scaled_mm on kiln's FP8 linear shapes: e4m3 X [m][k] and W [n][k]
     (W.t(), column-major, as _scaled_mm wants its second operand), bf16 out,
-    fp32 scales: per tensor (scalars) or rowwise (scale_a [m, 1], scale_b
-    [1, n]); use_fast_accum off (it promotes, as kiln does). Plain, and with
+    fp32 scales: per tensor (scalars), rowwise (scale_a [m, 1], scale_b
+    [1, n]) or in blocks (scale_a [m, k/128] m-major as torch's 1 x 128 mode
+    takes it, scale_b [k/128, n/128] for 128 x 128; a PyTorch without that
+    mode gives nan, and bench_linear's cuBLASLt column is the peer); use_fast_accum
+    off (it promotes, as kiln does). Plain, and with
     kiln's epilogue: bias (bf16, inside _scaled_mm) then gelu_tanh (eager: a
     kernel of its own; compile: what Inductor makes of it)."""
     lines = [l for l in out.splitlines() if l.startswith("BENCH op=linear") and " dtype=e4m3 " in l]
@@ -224,15 +227,18 @@ def fp8_linear_peers(out, iters):
           f"{'cuBLASLt+':>10s} {'kiln/mm':>8s} {'kiln/+':>7s}   (TFLOP/s; FP8 e4m3 -> bf16)")
     for line in lines:
         f = dict(kv.split("=", 1) for kv in line.split()[1:])
-        m, n, k, rowwise = int(f["m"]), int(f["n"]), int(f["k"]), f["scaling"] == "rowwise"
+        m, n, k, mode = int(f["m"]), int(f["n"]), int(f["k"]), f["scaling"]
         gen = torch.Generator(device="cuda").manual_seed(0)
         e4m3 = torch.float8_e4m3fn
         t = {"x": rand((m, k), gen, -448, 448, torch.float32).to(e4m3),
              "w": rand((n, k), gen, -448, 448, torch.float32).to(e4m3),
              "b": rand((n,), gen, -1, 1, torch.bfloat16)}
-        if rowwise:
+        if mode == "rowwise":
             t["sa"] = rand((m, 1), gen, 1 / 448, 1.5 / 448, torch.float32)
             t["sb"] = rand((1, n), gen, 1 / 448, 1.5 / 448, torch.float32)
+        elif mode == "block":
+            t["sa"] = rand((k // 128, m), gen, 1 / 448, 1.5 / 448, torch.float32).t()
+            t["sb"] = rand((n // 128, k // 128), gen, 1 / 448, 1.5 / 448, torch.float32).t()
         else:
             t["sa"] = torch.tensor(1 / 448, device="cuda", dtype=torch.float32)
             t["sb"] = torch.tensor(1 / 448, device="cuda", dtype=torch.float32)

@@ -300,10 +300,11 @@ space.families = {
     acts = all(space.acts),
     dtypes = { "f16", "bf16", "e4m3", "e5m2" },
     archs = all(space.archs),
-    -- FP8 inputs: the Hopper path alone, for now.
+    -- FP8 inputs: sm_89 (mma.sync m16n8k32; Hopper GPUs take sm_90a's) and
+    -- sm_90a, 128-row tiles only.
     exists = function(v)
       return v.arch.cc >= v.dtype.min_cc and (not v.arch.specific or v.shape == 128) and
-        (not v.dtype.fp8 or v.arch.specific)
+        (not v.dtype.fp8 or ((v.arch.specific or v.arch.cc == 89) and v.shape == 128))
     end,
     -- Block tiles of 128 (or 64) rows × 128 output columns (gated: 64 of
     -- each weight), k 64 a stage; 8 warps as 2 × 4 (4 warps as 1 × 4 for 64
@@ -328,6 +329,10 @@ space.families = {
     -- 128-byte rows), 6 stages of 32 KB. After each stage the tensor core's
     -- partial sums, kept in a second set of accumulators, are added into the
     -- f32 ones: 64 + 64 registers, where 256 columns would need 256.
+    --
+    -- FP8 (sm_89): the ampere kernel on mma.sync m16n8k32, 128 × 128 tiles
+    -- with k 128 a stage (128-byte rows, as 16 bits' 64), 3 stages of 32 KB,
+    -- one block an SM, each stage's sums promoted as on sm_90a.
     traits = function(v)
       local limits = { [70] = 98304, [75] = 65536, [80] = 166912, [86] = 101376, [89] = 101376, [90] = 232448 }
       local weights = v.op.name == "gated_linear_fwd" and 2 or 1
@@ -346,6 +351,10 @@ space.families = {
       local path = v.arch.cc >= 80 and "ampere" or v.arch.cc >= 75 and "turing" or "volta"
       local block_m = v.shape
       local block_n = 128 // weights
+      if v.dtype.fp8 then
+        return { path = path, block_m = 128, block_n = block_n, block_k = 128, stages = 3, min_blocks = 1,
+                 warps_m = 2, warps_n = 4, threads = 256, smem = 3 * 256 * 128, smem_limit = limits[v.arch.cc] }
+      end
       local stage = (block_m + 128) * 64 * v.dtype.bytes
       local two = path == "ampere" and block_m == 128 and weights == 1 and 2 * 3 * stage <= limits[v.arch.cc]
       local stages = math.min((path == "ampere" and block_m == 64) and 4 or 3, limits[v.arch.cc] // stage)

@@ -43,7 +43,7 @@ typedef enum kiln_dtype {
     KILN_DTYPE_F32 = 0,
     KILN_DTYPE_F16 = 1,
     KILN_DTYPE_BF16 = 2,
-    KILN_DTYPE_E4M3 = 3, /* FP8 e4m3 (OCP; finite, ±448): kiln_linear_fwd's inputs */
+    KILN_DTYPE_E4M3 = 3, /* FP8 e4m3 (OCP; finite, ±448): kiln_linear_fwd's inputs and output */
     KILN_DTYPE_E5M2 = 4  /* FP8 e5m2 (±57344, the gradient format): kiln_linear_fwd's inputs */
 } kiln_dtype;
 
@@ -53,8 +53,12 @@ typedef enum kiln_dtype {
 typedef enum kiln_scaling {
     KILN_SCALING_NONE = 0,    /* 16-bit inputs: no scales */
     KILN_SCALING_TENSOR = 1,  /* one factor per tensor: x_scale[0], w_scale[0], w_up_scale[0] */
-    KILN_SCALING_ROWWISE = 2  /* one per row: x_scale[m] (rows of X), w_scale[n], w_up_scale[n] (rows of
+    KILN_SCALING_ROWWISE = 2, /* one per row: x_scale[m] (rows of X), w_scale[n], w_up_scale[n] (rows of
                                * the weights), as torch._scaled_mm's rowwise mode */
+    KILN_SCALING_BLOCK = 3    /* DeepSeek-V3's blocks, k a multiple of 128: one per 1 × 128 of X, stored
+                               * k-block major, x_scale[(k/128)·m] at [kb·m + row] (the layout DeepGEMM
+                               * and torch take); one per 128 × 128 of a weight, w_scale[⌈n/128⌉·(k/128)]
+                               * (and w_up_scale) at [(col/128)·(k/128) + kb] */
 } kiln_scaling;
 
 typedef enum kiln_activation {
@@ -275,17 +279,23 @@ kiln_status kiln_attention_fwd_workspace(kiln_dtype dtype, const kiln_attention_
  * in_dtype (X, the weights, the biases): f16 or bf16 (bf16 on sm_80 on);
  * out_dtype (Y, R): f16, bf16 or f32. The epilogue is f32: bias, activation,
  * gate product and residual, then one rounding to out_dtype.
- * FP8 inputs (in_dtype e4m3 or e5m2: X and the weights; sm_90a code, so a
- * Hopper GPU and a build with --//:archs holding sm_90a): scaling says how
- * (KILN_SCALING_TENSOR or _ROWWISE), x_scale and w_scale (and w_up_scale when
- * gated; for a fused gate_up weight with rowwise scales, w_scale + n) point
- * to its f32 factors; the sums are taken in f32 (the tensor core's partial
- * sums added into f32 registers every 128 of k) and scaled before the
- * epilogue; the biases are f32. 16-bit inputs take KILN_SCALING_NONE and no
- * scale pointers.
- * Any m, n, k from 1. Alignment: x, w, w_up 16-byte aligned and ldx, ldw,
- * ldw_up multiples of 16 bytes (8 elements of 16 bits, 16 of FP8: rows are
- * read 16 bytes at a time; k itself needs no rounding); y, residual and the
+ * FP8 inputs (in_dtype e4m3 or e5m2: X and the weights; sm_89 or sm_90a
+ * code): scaling says how (KILN_SCALING_TENSOR, _ROWWISE or _BLOCK), x_scale
+ * and w_scale (and w_up_scale when gated; for a fused gate_up weight with
+ * rowwise scales, w_scale + n; with block scales and n a multiple of 128,
+ * w_scale + (n/128)·(k/128)) point to its f32 factors; the sums are taken in
+ * f32 (the tensor core's partial sums added into f32 registers every 128 of
+ * k, block scales applied there) and scaled before the epilogue; the biases
+ * are f32. 16-bit inputs take KILN_SCALING_NONE and no scale pointers.
+ * FP8 output (FP8 inputs, out_dtype e4m3, no residual): Y is stored as e4m3
+ * of y·y_scale[0] (y_scale on the device, as the norms' y_scale), rounded to
+ * nearest and saturated to ±448 (NaN stays NaN); y_amax, when not NULL, is
+ * raised to max |y| over the call (y before the scale; the caller sets its
+ * initial value, usually 0). Other outputs take y_scale and y_amax NULL.
+ * Any m, n, k from 1 (block scales: k a multiple of 128). Alignment: x, w,
+ * w_up 16-byte aligned and ldx, ldw, ldw_up multiples of 16 bytes (8
+ * elements of 16 bits, 16 of FP8: rows are read 16 bytes at a time; k itself
+ * needs no rounding, so a dense X of k 13 needs ldx 16); y, residual and the
  * biases aligned to their element.
  * y may be residual (same stride); it must not overlap x or the weights.
  * Small m (decode): the call may split k across blocks and reduce the f32
@@ -312,10 +322,12 @@ typedef struct kiln_linear_params {
     kiln_activation act;
     void *workspace;         /* NULL, or kiln_linear_fwd_workspace's bytes (split k) */
     size_t workspace_bytes;
-    kiln_scaling scaling;    /* FP8 inputs: TENSOR or ROWWISE; 16-bit inputs: NONE */
-    const float *x_scale;    /* FP8: descale factors of X (1 or m), on the device */
-    const float *w_scale;    /* FP8: of W (Wg) (1 or n) */
-    const float *w_up_scale; /* FP8, gated: of Wu (1 or n) */
+    kiln_scaling scaling;    /* FP8 inputs: TENSOR, ROWWISE or BLOCK; 16-bit inputs: NONE */
+    const float *x_scale;    /* FP8: descale factors of X (1, m or (k/128)·m), on the device */
+    const float *w_scale;    /* FP8: of W (Wg) (1, n or ⌈n/128⌉·(k/128)) */
+    const float *w_up_scale; /* FP8, gated: of Wu (as w_scale) */
+    const float *y_scale;    /* e4m3 out: the factor y is multiplied by before rounding, on the device */
+    float *y_amax;           /* e4m3 out: NULL, or raised to max |y| (atomically, on the device) */
 } kiln_linear_params;
 
 kiln_status kiln_linear_fwd(kiln_dtype in_dtype, kiln_dtype out_dtype, const kiln_linear_params *params,

@@ -29,7 +29,8 @@ static kiln_status check_ld(const char *fn, const char *name, int64_t ld, int64_
     return KILN_STATUS_SUCCESS;
 }
 
-/* FP8 inputs need a scaling mode and its factors; 16-bit ones take none. */
+/* FP8 inputs need a scaling mode and its factors; 16-bit ones take none.
+ * Block scales need k in whole blocks of 128. */
 static kiln_status check_scaling(const char *fn, kiln_dtype in, const kiln_linear_params *p)
 {
     kiln_status st;
@@ -41,10 +42,15 @@ static kiln_status check_scaling(const char *fn, kiln_dtype in, const kiln_linea
                              fn, (int)p->scaling, kiln_dtype_name(in));
         return KILN_STATUS_SUCCESS;
     }
-    if (p->scaling != KILN_SCALING_TENSOR && p->scaling != KILN_SCALING_ROWWISE)
+    if (p->scaling != KILN_SCALING_TENSOR && p->scaling != KILN_SCALING_ROWWISE && p->scaling != KILN_SCALING_BLOCK)
         return kiln_fail(KILN_STATUS_NOT_SUPPORTED,
-                         "%s: scaling %d with %s inputs; FP8 takes KILN_SCALING_TENSOR (1) or KILN_SCALING_ROWWISE (2)",
+                         "%s: scaling %d with %s inputs; FP8 takes KILN_SCALING_TENSOR (1), KILN_SCALING_ROWWISE (2) "
+                         "or KILN_SCALING_BLOCK (3)",
                          fn, (int)p->scaling, kiln_dtype_name(in));
+    if (p->scaling == KILN_SCALING_BLOCK && p->k % KILN_LINEAR_SCALE_BLOCK != 0)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE,
+                         "%s: k is %lld; KILN_SCALING_BLOCK needs k a multiple of %d (one scale per %d of k)", fn,
+                         (long long)p->k, KILN_LINEAR_SCALE_BLOCK, KILN_LINEAR_SCALE_BLOCK);
     if ((st = kiln_check_ptr(fn, "x_scale", p->x_scale, 4, 0)) || (st = kiln_check_ptr(fn, "w_scale", p->w_scale, 4, 0)))
         return st;
     if (p->w_up && !p->w_up_scale)
@@ -55,16 +61,39 @@ static kiln_status check_scaling(const char *fn, kiln_dtype in, const kiln_linea
     return kiln_check_ptr(fn, "w_up_scale", p->w_up_scale, 4, 1);
 }
 
+/* The output: f16, bf16 or f32, or e4m3 (FP8 inputs) with its scale. */
+static kiln_status check_output(const char *fn, kiln_dtype in, kiln_dtype out, const kiln_linear_params *p)
+{
+    kiln_status st;
+    if (out != KILN_DTYPE_E4M3) {
+        if (kiln_dtype_is_fp8(out))
+            return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: out_dtype %s; linear writes f16, bf16, f32 or (from FP8 "
+                             "inputs) e4m3", fn, kiln_dtype_name(out));
+        if (p->y_scale || p->y_amax)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: y_scale or y_amax is given for out_dtype %s; they are "
+                             "for e4m3 output only (NULL here)", fn, kiln_dtype_name(out));
+        return kiln_check_dtype(fn, out);
+    }
+    if (!kiln_dtype_is_fp8(in))
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: out_dtype e4m3 from %s inputs; e4m3 output is for FP8 "
+                         "inputs (e4m3, e5m2)", fn, kiln_dtype_name(in));
+    if (p->residual)
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: residual with out_dtype e4m3; an e4m3 output takes no "
+                         "residual (add it in 16 or 32 bits)", fn);
+    if (!p->y_scale)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: y_scale is NULL; out_dtype e4m3 needs the output's factor "
+                         "(y is stored as e4m3 of y·y_scale[0])", fn);
+    if ((st = kiln_check_ptr(fn, "y_scale", p->y_scale, 4, 0))) return st;
+    return kiln_check_ptr(fn, "y_amax", p->y_amax, 4, 1);
+}
+
 static kiln_status check_params(const char *fn, kiln_dtype in, kiln_dtype out, const kiln_linear_params *p,
                                 kiln_linear_args *a)
 {
     kiln_status st;
     if (!p) return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: params is NULL", fn);
     const int fp8 = kiln_dtype_is_fp8(in);
-    if (kiln_dtype_is_fp8(out))
-        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: out_dtype %s; linear writes f16, bf16 or f32 (FP8 output is "
-                         "still to come)", fn, kiln_dtype_name(out));
-    if ((!fp8 && (st = kiln_check_dtype(fn, in))) || (st = kiln_check_dtype(fn, out)) ||
+    if ((!fp8 && (st = kiln_check_dtype(fn, in))) || (st = check_output(fn, in, out, p)) ||
         (st = kiln_check_act(fn, p->act)))
         return st;
     if (in == KILN_DTYPE_F32)
@@ -119,7 +148,7 @@ static kiln_status check_params(const char *fn, kiln_dtype in, kiln_dtype out, c
                            (!p->residual || (ldr % 2 == 0 && (uintptr_t)p->residual % pair_align == 0));
     kiln_linear_args args = {p->m, p->n, p->k, p->x, p->w, p->w_up, ldx, ldw, ldw_up, p->bias, p->bias_up,
                              p->residual, ldr, p->y, ldy, out, pair_store, 1, 0, NULL, 0,
-                             p->x_scale, p->w_scale, p->w_up_scale, p->scaling == KILN_SCALING_ROWWISE};
+                             p->x_scale, p->w_scale, p->w_up_scale, (int)p->scaling, p->y_scale, p->y_amax};
     *a = args;
     return KILN_STATUS_SUCCESS;
 }

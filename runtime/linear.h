@@ -27,6 +27,10 @@ extern "C" {
 #define KILN_LINEAR_FP8_BLOCK_K 128
 #define KILN_LINEAR_FP8_BLOCK_N 128
 
+/* KILN_SCALING_BLOCK: k elements of a scale block (of X: 1 × 128; of a
+ * weight: 128 × 128). One FP8 stage is one block of k. */
+#define KILN_LINEAR_SCALE_BLOCK 128
+
 /* Row strides in elements, already resolved from 0 (dense). */
 typedef struct kiln_linear_args {
     int64_t m, n, k;
@@ -47,10 +51,13 @@ typedef struct kiln_linear_args {
     int k_tiles_per_split;
     float *part;
     int sm_count; /* the device's SMs (kiln_device_caps): persistent kernels size their grid by it */
-    /* FP8 inputs: the descale factors, one each (rowwise 0) or one a row
-     * (rowwise 1: x_scale[m], w_scale[n], w_up_scale[n]); NULL otherwise. */
+    /* FP8 inputs: the descale factors in the layout of `scaling` (a
+     * kiln_scaling: TENSOR, ROWWISE or BLOCK); NULL otherwise. */
     const float *x_scale, *w_scale, *w_up_scale;
-    int rowwise;
+    int scaling;
+    /* e4m3 out: y = e4m3(y·y_scale[0]), y_amax (or NULL) raised to max |y|. */
+    const float *y_scale;
+    float *y_amax;
 } kiln_linear_args;
 
 #ifdef __cplusplus

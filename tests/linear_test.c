@@ -39,8 +39,16 @@
  * Wg's σ; rowwise: w_up_scale = w_scale + n; per tensor: one scale for the
  * fused weight, w_up_scale = w_scale) and with a separate Wu; three small-m
  * cases take the workspace the query asks for (k split, the partial sums
- * added by the second kernel), the rest none. Outputs poisoned, guard zones
- * (y's, the scales', the workspace's) checked.
+ * added by the second kernel), the rest none. Block scales (one per 1 × 128
+ * of X, per 128 × 128 of a weight, from each block's amax) on data whose
+ * blocks also differ along k (2^u, u in [-3, 3], so a scale applied to the
+ * wrong k block is off by up to 64×): tails of m and n, k up to 8192, split,
+ * fused and separate Wu. e4m3 out with each scaling: y_scale set from the
+ * reference's amax (with outliers, so that the top fifth saturates), each
+ * output within one e4m3 step of ref·y_scale (plus the f32 y's allowance),
+ * ±448 past it, and y_amax (from 0) the largest |ref| within that allowance.
+ * Outputs poisoned, guard zones (y's, the scales', the workspace's, y_amax's)
+ * checked.
  * Tolerance: with the dequantization exact in the reference, what is left is
  * the kernel's sums and the output's rounding: rel ≤ tol_rel(out) +
  * ⌈k/128⌉·2⁻²¹ + 2⁻¹⁵·‖E‖/‖ref‖, E the size of the terms each output sums
@@ -487,6 +495,47 @@ static void quantize_fp8(kiln_dtype dt, double *v, int64_t rows, int64_t cols, i
     }
 }
 
+/* Block scales as DeepSeek-V3's recipe takes them: one per brows × 128 of v
+ * (brows 1: X, 128: a weight; cols a multiple of 128), from the block's amax
+ * as quantize_fp8 takes it, stored as kiln reads them: X's k-block major
+ * (scale[kb·rows + i]), a weight's by row block (scale[(i/128)·(cols/128) + kb]). */
+static void quantize_fp8_blocks(kiln_dtype dt, double *v, int64_t rows, int64_t cols, int64_t ld, int64_t brows,
+                                double *scale, double *stored)
+{
+    const int64_t kbs = cols / 128;
+    for (int64_t r0 = 0; r0 < rows; r0 += brows)
+        for (int64_t kb = 0; kb < kbs; kb++) {
+            const int64_t r1 = r0 + brows < rows ? r0 + brows : rows;
+            double amax = 0;
+            for (int64_t i = r0; i < r1; i++)
+                for (int64_t t = kb * 128; t < kb * 128 + 128; t++)
+                    if (fabs(v[i * ld + t]) > amax) amax = fabs(v[i * ld + t]);
+            const double s = amax > 0 ? (double)(float)(amax / fp8_max(dt)) : 1.0;
+            scale[brows == 1 ? kb * rows + r0 : r0 / brows * kbs + kb] = s;
+            for (int64_t i = r0; i < r1; i++)
+                for (int64_t t = kb * 128; t < kb * 128 + 128; t++) {
+                    const int64_t at = i * ld + t;
+                    stored[at] = fp8_decode_dt(dt, fp8_encode_dt(dt, v[at] / s));
+                    v[at] = stored[at] * s;
+                }
+        }
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t t = cols; t < ld; t++) stored[i * ld + t] = v[i * ld + t] = NAN;
+}
+
+/* Block-scaled data varies along k as well: each brows × 128 block of v
+ * times 2^u, u uniform in [-3, 3], so a kernel that applies one k block's
+ * scale to another is off by up to 64×. */
+static void vary_blocks(rng *q, double *v, int64_t rows, int64_t cols, int64_t ld, int64_t brows)
+{
+    for (int64_t r0 = 0; r0 < rows; r0 += brows)
+        for (int64_t t0 = 0; t0 < cols; t0 += 128) {
+            const double f = exp2(rng_uniform(q, -3, 3));
+            for (int64_t i = r0; i < r0 + brows && i < rows; i++)
+                for (int64_t t = t0; t < t0 + 128 && t < cols; t++) v[i * ld + t] *= f;
+        }
+}
+
 /* CPU: the test data's quantization (both formats, both scalings, with
  * outliers): stored values are codes within ±max, each scale's largest value
  * lands on ±max (or the step below it, when the f32 scale rounded up), and
@@ -605,12 +654,13 @@ static fp8_reach fp8_reach_of(kiln_activation act, int64_t m, int64_t n, int64_t
 typedef struct fp8_case {
     int64_t m, n, k;
     int64_t pad;     /* extra elements of every stride (x, weights: k and pad each rounded up to 16) */
-    int rowwise;     /* 0: a scale per tensor, 1: a scale per row */
+    int scaling;     /* 0: a scale per tensor, 1: per row, 2: per block (1 × 128 of X, 128 × 128 of a weight) */
     int outliers;    /* inputs with a few values 50-100× the rest */
     int bias, residual; /* residual 2: y in place on it */
-    int out;         /* 0 bf16, 1 f16, 2 f32 */
+    int out;         /* 0 bf16, 1 f16, 2 f32, 3 e4m3 (with y_scale and y_amax) */
     int fused_up;    /* gated: w_up is the second half of one [2n][k] weight (rowwise: w_up_scale = w_scale + n;
-                      * per tensor: one scale for the fused weight, w_up_scale = w_scale) */
+                      * per tensor: one scale for the fused weight, w_up_scale = w_scale; blocks, n a multiple
+                      * of 128: w_up_scale = w_scale + (n/128)·(k/128); else a separate Wu) */
     int split;       /* give the workspace the call asks for, and require one (k split); else none */
 } fp8_case;
 
@@ -631,11 +681,42 @@ static const fp8_case fp8_cases[] = {
     {256, 256, 8192, 0, 0, 0, 0, 0, 2, 1},    /* accumulation: a plain GEMM into f32 */
     {200, 136, 8192, 16, 1, 1, 1, 1, 2, 0},   /* accumulation, rowwise, outliers, f32 */
     {130, 256, 8192, 0, 1, 0, 1, 2, 0, 1, 1}, /* accumulation into bf16, in place on the residual, k split */
+    /* Block scales: tails of m and n, outliers, k split, the accumulation. */
+    {1000, 4099, 1024, 16, 2, 1, 1, 0, 0, 0, 0},
+    {7, 1000, 4096, 0, 2, 0, 1, 1, 2, 0, 1},
+    {256, 256, 8192, 0, 2, 0, 0, 0, 2, 1, 0},
+    {130, 136, 8192, 0, 2, 1, 1, 0, 1, 0, 1},
+    {4099, 64, 128, 0, 2, 0, 1, 2, 0, 1, 0},
+    /* e4m3 out: each scaling, saturation (outliers: y_scale puts the top fifth past 448), odd ldy, split. */
+    {1000, 1000, 1000, 0, 0, 1, 1, 0, 3, 0, 0},
+    {64, 4099, 64, 3, 1, 0, 0, 0, 3, 1, 0},
+    {256, 256, 1024, 0, 2, 1, 1, 0, 3, 1, 0},
+    {1, 1000, 4096, 0, 2, 0, 1, 0, 3, 0, 1},
 };
 
 static kiln_dtype fp8_out_dtype(int which)
 {
-    return which == 2 ? KILN_DTYPE_F32 : which == 1 ? KILN_DTYPE_F16 : KILN_DTYPE_BF16;
+    static const kiln_dtype outs[4] = {KILN_DTYPE_BF16, KILN_DTYPE_F16, KILN_DTYPE_F32, KILN_DTYPE_E4M3};
+    return outs[which];
+}
+
+/* e4m3 out: got (decoded) against ref·ys element by element, saturated at
+ * ±448: off by at most one e4m3 step of the scaled reference plus ys·slack
+ * (the f32 y's own error). NaN padding (ref NaN) is skipped. Returns the
+ * number of elements outside, and the largest error in steps. */
+static int64_t e4m3_misses(const double *got, const double *ref, int64_t count, double ys, double slack,
+                           double *steps)
+{
+    int64_t bad = 0;
+    *steps = 0;
+    for (int64_t i = 0; i < count; i++) {
+        if (isnan(ref[i])) continue;
+        const double want = ref[i] * ys, clamped = want > 448 ? 448 : want < -448 ? -448 : want;
+        const double step = e4m3_ulp(clamped), d = fabs(got[i] - clamped);
+        if (!(d <= (fabs(want) < 448 ? step : 0) + ys * slack)) bad++;
+        if (d / step > *steps) *steps = d / step;
+    }
+    return bad;
 }
 
 /* A device copy of host doubles in dtype (v takes the stored values). */
@@ -648,9 +729,10 @@ static dbuf upload(kiln_dtype dt, double *v, int64_t n)
 
 static void run_fp8_case(const kiln_variant_info *v, const fp8_case *c)
 {
-    const int gated = v->op == KILN_OP_GATED_LINEAR_FWD, fused = gated && c->fused_up;
+    const int block = c->scaling == 2, rowwise = c->scaling == 1, e4 = c->out == 3;
+    const int gated = v->op == KILN_OP_GATED_LINEAR_FWD, fused = gated && c->fused_up && (!block || c->n % 128 == 0);
     const kiln_dtype in = v->dtype, out = fp8_out_dtype(c->out);
-    const int64_t m = c->m, n = c->n, k = c->k;
+    const int64_t m = c->m, n = c->n, k = c->k, kbs = k / 128;
     const int64_t ldk = (k + 15) / 16 * 16 + (c->pad + 15) / 16 * 16, ldn = n + c->pad;
     const double sw = 1 / sqrt((double)k); /* weights' σ: sums of order 1, where bias and activation matter */
     /* Gated into f16: the product of two sums that outliers of X and W both
@@ -665,21 +747,34 @@ static void run_fp8_case(const kiln_variant_info *v, const fp8_case *c)
     if (fused)
         for (int64_t i = n * ldk; i < 2 * n * ldk; i++) w[i] *= 2;
     double *wu = gated && !fused ? fp8_matrix(&R, n, k, ldk, 2 * sw, w_outliers) : NULL;
+    if (block) {
+        vary_blocks(&R, x, m, k, ldk, 1);
+        vary_blocks(&R, w, w_rows, k, ldk, 128);
+        if (wu) vary_blocks(&R, wu, n, k, ldk, 128);
+    }
     double *b = fp8_matrix(&R, 1, n, n, 0.5, 0), *bu = fp8_matrix(&R, 1, n, n, 0.5, 0);
     double *r = fp8_matrix(&R, m, n, ldn, 1.0, 0);
-    double *xs = hbuf(m), *ws = hbuf(w_rows), *wus = hbuf(n);
-    wus[0] = 1; /* uploaded (one element) even when not gated */
+    /* Scales a tensor: 1, one a row, or one a block. */
+    const int64_t xsn = block ? kbs * m : rowwise ? m : 1, wsn = block ? (w_rows + 127) / 128 * kbs : rowwise ? w_rows : 1;
+    const int64_t wusn = block ? (n + 127) / 128 * kbs : rowwise ? n : 1;
+    double *xs = hbuf(xsn), *ws = hbuf(wsn), *wus = hbuf(wusn);
+    wus[0] = 1; /* uploaded even when not gated */
     double *xq = hbuf(m * ldk), *wq = hbuf(w_rows * ldk), *wuq = wu ? hbuf(n * ldk) : NULL;
-    quantize_fp8(in, x, m, k, ldk, c->rowwise, xs, xq);
-    quantize_fp8(in, w, w_rows, k, ldk, c->rowwise, ws, wq);
-    if (wu) quantize_fp8(in, wu, n, k, ldk, c->rowwise, wus, wuq);
+    if (block) {
+        quantize_fp8_blocks(in, x, m, k, ldk, 1, xs, xq);
+        quantize_fp8_blocks(in, w, w_rows, k, ldk, 128, ws, wq);
+        if (wu) quantize_fp8_blocks(in, wu, n, k, ldk, 128, wus, wuq);
+    } else {
+        quantize_fp8(in, x, m, k, ldk, rowwise, xs, xq);
+        quantize_fp8(in, w, w_rows, k, ldk, rowwise, ws, wq);
+        if (wu) quantize_fp8(in, wu, n, k, ldk, rowwise, wus, wuq);
+    }
     double *ref = hbuf(m * ldn), *got = hbuf(m * ldn);
 
     dbuf dx = upload(in, xq, m * ldk), dw = upload(in, wq, w_rows * ldk);
     dbuf dwu = wu ? upload(in, wuq, n * ldk) : dbuf_alloc(in, 1, 0);
-    dbuf dxs = upload(KILN_DTYPE_F32, xs, c->rowwise ? m : 1);
-    dbuf dws = upload(KILN_DTYPE_F32, ws, c->rowwise ? w_rows : 1);
-    dbuf dwus = upload(KILN_DTYPE_F32, wus, wu ? (c->rowwise ? n : 1) : 1);
+    dbuf dxs = upload(KILN_DTYPE_F32, xs, xsn), dws = upload(KILN_DTYPE_F32, ws, wsn);
+    dbuf dwus = upload(KILN_DTYPE_F32, wus, wu ? wusn : 1);
     dbuf db = upload(KILN_DTYPE_F32, b, n), dbu = upload(KILN_DTYPE_F32, bu, n);
     dbuf dr = upload(out, r, m * ldn), dy = dbuf_alloc(out, m * ldn, 0); /* y poisoned (NaN) */
     const double *wu_ref = !gated ? NULL : fused ? w + n * ldk : wu;
@@ -688,15 +783,25 @@ static void run_fp8_case(const kiln_variant_info *v, const fp8_case *c)
                    c->residual ? r : NULL, ldn, ref, ldn);
     const fp8_reach reach = fp8_reach_of(v->act, m, n, k, ldk, x, w, c->bias ? b : NULL, wu_ref,
                                          gated && c->bias ? bu : NULL, ref, ldn, c->outliers);
+    /* e4m3 out: y_scale as delayed scaling sets it from an amax (outliers:
+     * one that has grown since, so the top fifth saturates); y_amax from 0. */
+    double ref_max = 0;
+    for (int64_t i = 0; i < m * ldn; i++)
+        if (fabs(ref[i]) > ref_max) ref_max = fabs(ref[i]);
+    double ys = (double)(float)(448 / ((ref_max > 0 ? ref_max : 1) * (c->outliers ? 0.8 : 1.25))), zero = 0;
+    dbuf dys = upload(KILN_DTYPE_F32, &ys, 1), damax = upload(KILN_DTYPE_F32, &zero, 1);
+    static const kiln_scaling scalings[3] = {KILN_SCALING_TENSOR, KILN_SCALING_ROWWISE, KILN_SCALING_BLOCK};
 
     kiln_linear_params p = {m, n, k, dx.ptr, ldk, dw.ptr, ldk, c->bias ? db.ptr : NULL, NULL, 0, NULL,
                             NULL, ldn, dy.ptr, ldn, v->act, NULL, 0,
-                            c->rowwise ? KILN_SCALING_ROWWISE : KILN_SCALING_TENSOR, dxs.ptr, dws.ptr, NULL};
+                            scalings[c->scaling], dxs.ptr, dws.ptr, NULL, e4 ? dys.ptr : NULL, e4 ? damax.ptr : NULL};
     if (gated) {
         p.w_up = fused ? (const char *)dw.ptr + n * ldk : dwu.ptr;
         p.ldw_up = ldk;
         p.bias_up = c->bias ? dbu.ptr : NULL;
-        p.w_up_scale = !fused ? dwus.ptr : c->rowwise ? (const float *)dws.ptr + n : dws.ptr;
+        p.w_up_scale = !fused ? dwus.ptr
+                       : block ? (const float *)dws.ptr + n / 128 * kbs
+                       : rowwise ? (const float *)dws.ptr + n : dws.ptr;
     }
     if (c->residual == 1) p.residual = dr.ptr;
     if (c->residual == 2) p.residual = p.y = dr.ptr; /* in place: dr holds r, then y */
@@ -717,17 +822,35 @@ static void run_fp8_case(const kiln_variant_info *v, const fp8_case *c)
                 if (c->residual != 2 && !isnan(got[i])) intact = 0; /* a padding column of y was written */
                 got[i] = ref[i] = 0;
             }
-        e = compare(got, ref, m * ldn);
-        ok = ok && intact && fp8_accept(e, out, k, reach);
+        if (e4) {
+            /* The f32 y's error as the f32 sweep allows it, then e4m3's rounding; y_amax the largest |y|. */
+            const double slack = 4 * fp8_fixed(KILN_DTYPE_F32, k, reach) * (ref_max > 1 ? ref_max : 1) +
+                                 4 * reach.max / 32768;
+            double steps, amax = NAN;
+            const int64_t bad = e4m3_misses(got, ref, m * ldn, ys, slack, &steps);
+            dbuf_download(&damax, &amax);
+            const int amax_ok = fabs(amax - ref_max) <= slack;
+            if (bad) tap_diag("%s: %lld e4m3 outputs off by more than a step (largest %.2f steps)", v->name,
+                              (long long)bad, steps);
+            if (!amax_ok) tap_diag("%s: y_amax %.8g, reference %.8g", v->name, amax, ref_max);
+            for (int64_t i = 0; i < m * ldn; i++) got[i] /= ys;
+            e = compare(got, ref, m * ldn);
+            e.rel = steps; /* reported: the largest error in e4m3 steps */
+            ok = ok && intact && bad == 0 && amax_ok && dbuf_guards_intact(&damax);
+        } else {
+            e = compare(got, ref, m * ldn);
+            ok = ok && intact && fp8_accept(e, out, k, reach);
+        }
     }
-    tap_ok(ok, "%s %lldx%lldx%lld %s%s out %s%s%s%s%s%s: rel %.2e max_abs %.2e (tol %.2e)", v->name, (long long)m,
-           (long long)n, (long long)k, c->rowwise ? "rowwise" : "per-tensor", c->outliers ? " outliers" : "",
+    static const char *scaling_names[3] = {"per-tensor", "rowwise", "block"};
+    tap_ok(ok, "%s %lldx%lldx%lld %s%s out %s%s%s%s%s%s: %s %.2e max_abs %.2e (tol %.2e)", v->name, (long long)m,
+           (long long)n, (long long)k, scaling_names[c->scaling], c->outliers ? " outliers" : "",
            kiln_dtype_name(out), c->pad ? " padded" : "", c->bias ? " bias" : "",
            c->residual == 2 ? " residual in place" : c->residual ? " residual" : "",
-           gated ? (fused ? " fused gate_up" : " separate up") : "", c->split ? " split" : "", e.rel, e.max_abs,
-           fp8_tol(out, k, reach));
+           gated ? (fused ? " fused gate_up" : " separate up") : "", c->split ? " split" : "",
+           e4 ? "steps" : "rel", e.rel, e.max_abs, fp8_tol(out, k, reach));
     if (c->split) dbuf_free(&dwork);
-    dbuf bufs[] = {dx, dw, dwu, dxs, dws, dwus, db, dbu, dr, dy};
+    dbuf bufs[] = {dx, dw, dwu, dxs, dws, dwus, db, dbu, dr, dy, dys, damax};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) dbuf_free(&bufs[i]);
     double *hs[] = {x, w, wu, b, bu, r, xs, ws, wus, xq, wq, wuq, ref, got};
     for (size_t i = 0; i < sizeof hs / sizeof hs[0]; i++) free(hs[i]);

@@ -357,9 +357,10 @@ static void test_validation(void)
     expect(kiln_attention_fwd(h, &bad_p, NULL), KILN_STATUS_INVALID_VALUE, "o must not be", "attention o over q");
 }
 
-/* FP8 inputs (linear only): the scaling, its pointers, f32 biases and
- * 16-byte row strides; every other family refuses FP8 by name, and so does
- * linear's output. Each call below fails its checks (fake addresses, nothing
+/* FP8 inputs (linear only): the scaling, its pointers, block scales' k,
+ * f32 biases and 16-byte row strides; linear's e4m3 output (FP8 inputs, a
+ * y_scale, no residual) and no e5m2 output; every other family refuses FP8
+ * by name. Each call below fails its checks (fake addresses, nothing
  * launched). */
 static void test_fp8_validation(void)
 {
@@ -415,8 +416,25 @@ static void test_fp8_validation(void)
     expect(kiln_linear_fwd(e4, bf, &p, NULL), KILN_STATUS_MISALIGNED, "bias = ", "linear FP8 f32 bias off 4 bytes");
     p = ok, p.w_up = d, p.w_up_scale = sc + 8, p.bias = f32, p.bias_up = (const char *)f32 + 1030;
     expect(kiln_linear_fwd(e4, bf, &p, NULL), KILN_STATUS_MISALIGNED, "bias_up", "linear FP8 f32 bias_up off 4 bytes");
+    p = ok, p.scaling = KILN_SCALING_BLOCK;
+    expect(kiln_linear_fwd(e4, bf, &p, NULL), KILN_STATUS_INVALID_VALUE,
+           "k is 64; KILN_SCALING_BLOCK needs k a multiple of 128", "linear FP8 block scales, k 64");
     p = ok;
-    expect(kiln_linear_fwd(e4, e4, &p, NULL), KILN_STATUS_NOT_SUPPORTED, "out_dtype e4m3", "linear e4m3 out");
+    expect(kiln_linear_fwd(e4, e4, &p, NULL), KILN_STATUS_INVALID_VALUE, "y_scale is NULL",
+           "linear e4m3 out without y_scale");
+    p = ok, p.y_scale = sc + 12, p.residual = d;
+    expect(kiln_linear_fwd(e4, e4, &p, NULL), KILN_STATUS_NOT_SUPPORTED, "residual with out_dtype e4m3",
+           "linear e4m3 out with a residual");
+    p = ok, p.y_scale = sc + 12, p.y_amax = (float *)((char *)c + 4098);
+    expect(kiln_linear_fwd(e5, e4, &p, NULL), KILN_STATUS_MISALIGNED, "y_amax", "linear e4m3 out, y_amax off 4 bytes");
+    p = ok, p.y_scale = sc + 12;
+    expect(kiln_linear_fwd(e4, e5, &p, NULL), KILN_STATUS_NOT_SUPPORTED, "out_dtype e5m2", "linear e5m2 out");
+    p = ok, p.y_scale = sc + 12;
+    expect(kiln_linear_fwd(e4, bf, &p, NULL), KILN_STATUS_INVALID_VALUE, "y_scale or y_amax is given for out_dtype bf16",
+           "linear bf16 out with a y_scale");
+    p = ok, p.scaling = KILN_SCALING_NONE, p.x_scale = p.w_scale = NULL, p.y_scale = sc + 12;
+    expect(kiln_linear_fwd(bf, e4, &p, NULL), KILN_STATUS_NOT_SUPPORTED, "out_dtype e4m3 from bf16 inputs",
+           "linear bf16 in, e4m3 out");
     p = ok, p.scaling = KILN_SCALING_NONE, p.x_scale = p.w_scale = NULL;
     expect(kiln_linear_fwd(bf, e5, &p, NULL), KILN_STATUS_NOT_SUPPORTED, "e5m2", "linear bf16 in, e5m2 out");
 

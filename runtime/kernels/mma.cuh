@@ -1,19 +1,24 @@
 /*
  * mma.cuh: the tensor-core instructions of the mma.sync paths: m16n8k16 with
  * f32 accumulators (sm_80 on), the same tile as two m16n8k8 (sm_75, f16),
- * ldmatrix (plain and transposed, sm_75 on), and the 16-byte shared-memory
- * fills: cp.async with zero fill (sm_80 on) or plain loads (sm_75).
+ * m16n8k32 on FP8 (sm_89 on), ldmatrix (plain and transposed, sm_75 on), and
+ * the 16-byte shared-memory fills: cp.async with zero fill (sm_80 on) or
+ * plain loads (sm_75).
  *
  * Fragment layouts (lane = 4·g + t):
  *   A 16×16: a0 (row g, cols 2t, 2t+1), a1 (row g+8, same), a2 (row g, cols 2t+8, 2t+9), a3 (row g+8, same)
  *   B 16×8:  b0 (rows 2t, 2t+1, col g), b1 (rows 2t+8, 2t+9, col g)
  *   C 16×8:  c0, c1 (row g, cols 2t, 2t+1), c2, c3 (row g+8, same)
+ * FP8's A 16×32 and B 32×8 take the same registers at the same byte offsets
+ * (4 elements where 16 bits have 2), so the same ldmatrix addressing loads
+ * them from rows of k.
  */
 #ifndef KILN_KERNELS_MMA_CUH
 #define KILN_KERNELS_MMA_CUH
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <stdint.h>
 
 namespace kiln {
@@ -39,6 +44,24 @@ template <> struct Mma16816<__nv_bfloat16> {
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
     }
 };
+
+/* m16n8k32 on FP8 (sm_89 on): d += a·b, the fragments in 16-bit mma's
+ * registers with four elements each. */
+template <typename T> struct Mma16832;
+
+#define KILN_MMA16832(T, NAME)                                                                                      \
+    template <> struct Mma16832<T> {                                                                               \
+        static __device__ __forceinline__ void run(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) \
+        {                                                                                                          \
+            asm volatile("mma.sync.aligned.m16n8k32.row.col.f32." NAME "." NAME ".f32 {%0,%1,%2,%3}, "             \
+                         "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"                                                \
+                         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                          \
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));                          \
+        }                                                                                                          \
+    };
+KILN_MMA16832(__nv_fp8_e4m3, "e4m3")
+KILN_MMA16832(__nv_fp8_e5m2, "e5m2")
+#undef KILN_MMA16832
 
 /* sm_75 has no k16 mma: the m16n8k16 tile as k 0..7 (a0, a1, b0) then
  * k 8..15 (a2, a3, b1), the fragment layouts above unchanged. f16 only. */
