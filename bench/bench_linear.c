@@ -2,7 +2,7 @@
  * bench_linear: TFLOP/s of kiln's linear + activation against cuBLASLt in the
  * same process (its bias + GELU epilogue, and the plain GEMM alone).
  *
- *   bench_linear [--iters K] [--f16] [--fp8 | --no-fp8]
+ *   bench_linear [--iters K] [--f16] [--fp8 | --no-fp8] [--only MxNxK]
  *
  * Shapes (m × n × k): 8192 × 8192 × 8192, 16384 × 4096 × 1024 and
  * 128 × 4096 × 4096 with bias + gelu_tanh; then the gated SwiGLU on
@@ -22,6 +22,7 @@
  * Last, on sm_90: the host's cost of a call (median CPU time of
  * kiln_linear_fwd on a small shape) for the sm_90a variant, which builds TMA
  * tensor maps, and for the sm_90 one, which does not.
+ * --only MxNxK runs that shape alone (and no host cost): for a profiler.
  * Output: a table, then one `BENCH key=value ...` line per measurement.
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
@@ -536,9 +537,18 @@ static double host_us(const char *variant)
     return t[CALLS / 2];
 }
 
+/* Whether --only (NULL: every shape) names c's m × n × k. */
+static int picked(const lin_case *c, const char *only)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%lldx%lldx%lld", (long long)c->m, (long long)c->n, (long long)c->k);
+    return !only || !strcmp(name, only);
+}
+
 int main(int argc, char **argv)
 {
     int iters = 20, run16 = 1, run8 = 1;
+    const char *only = NULL;
     kiln_dtype dt = KILN_DTYPE_BF16;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--iters") && i + 1 < argc) {
@@ -549,9 +559,10 @@ int main(int argc, char **argv)
             run16 = 0;
         } else if (!strcmp(argv[i], "--no-fp8")) {
             run8 = 0;
-
+        } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+            only = argv[++i];
         } else {
-            fprintf(stderr, "usage: %s [--iters K] [--f16] [--fp8 | --no-fp8]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--iters K] [--f16] [--fp8 | --no-fp8] [--only MxNxK]\n", argv[0]);
             return 2;
         }
     }
@@ -574,7 +585,7 @@ int main(int argc, char **argv)
     printf("%-22s %-10s %-40s %9s %8s %10s %10s %8s %9s %9s\n", "m x n x k", "epilogue", "variant", "ms", "TFLOP/s",
            "cuBLASLt+", "cuBLASLt", "ratio", "rel_err", "vs_Lt");
     for (size_t i = 0; run16 && i < sizeof cases / sizeof cases[0]; i++)
-        bench_case(&cases[i], dt, iters, prop.l2CacheSize, lt, lt_ws, lt_ws_bytes);
+        if (picked(&cases[i], only)) bench_case(&cases[i], dt, iters, prop.l2CacheSize, lt, lt_ws, lt_ws_bytes);
     const lin_case fp8_cases[] = {
         {8192, 8192, 8192, 0, KILN_ACT_GELU_TANH},
         {16384, 4096, 1024, 0, KILN_ACT_GELU_TANH},
@@ -582,9 +593,9 @@ int main(int argc, char **argv)
     };
     if (run8) printf("FP8: e4m3 in, bf16 out, f32 bias; scales per tensor (/tensor), rowwise (/row), blocks (/block)\n");
     for (size_t i = 0; run8 && i < sizeof fp8_cases / sizeof fp8_cases[0]; i++)
-        for (int scaling = FP8_TENSOR; scaling <= FP8_BLOCK; scaling++)
+        for (int scaling = FP8_TENSOR; scaling <= FP8_BLOCK && picked(&fp8_cases[i], only); scaling++)
             bench_case_fp8(&fp8_cases[i], scaling, iters, prop.l2CacheSize, lt, lt_ws, lt_ws_bytes);
-    if (prop.major == 9 && prop.minor == 0) {
+    if (prop.major == 9 && prop.minor == 0 && !only) {
         const double maps = host_us("linear_fwd_m128_gelu_tanh_bf16_sm90a"),
                      plain = host_us("linear_fwd_m128_gelu_tanh_bf16_sm90");
         printf("host cost of a call (median CPU us, 256^3 bf16): sm90a (3 tensor maps built) %.2f, sm90 (none) %.2f\n",

@@ -380,9 +380,9 @@ function commands.table()
   c[#c + 1] = "const kiln_variant kiln_variant_table[] = {"
   for _, r in ipairs(rows) do
     local v = r.v
-    c[#c + 1] = ('    {"%s", %s, %s, %d, %s, %d, %d, %d, %d, %d, kiln_launch_%s, kiln_attributes_%s},'):format(
+    c[#c + 1] = ('    {"%s", %s, %s, %d, %s, %d, %d, %d, %d, %d, kiln_launch_%s, kiln_attributes_%s, %d, %d},'):format(
       v.name, v.op.enum, v.dtype.enum, v.shape, v.act.enum, v.arch.cc, r.sass, r.ptx,
-      v.traits.threads, v.traits.smem, v.name, v.name)
+      v.traits.threads, v.traits.smem, v.name, v.name, v.traits.tile_n or 0, v.traits.persistent and 1 or 0)
   end
   c[#c + 1] = "    {0}"
   c[#c + 1] = "};"

@@ -328,7 +328,15 @@ space.families = {
     -- 128 tiles (gated: 64 of each weight) with k 128 a stage (the same
     -- 128-byte rows), 6 stages of 32 KB. After each stage the tensor core's
     -- partial sums, kept in a second set of accumulators, are added into the
-    -- f32 ones: 64 + 64 registers, where 256 columns would need 256.
+    -- f32 ones: 64 + 64 registers, where 256 columns would need 256. 192
+    -- columns (96 + 96, 4 stages of 40 KB) lost: 16384 × 4096 × 1024 at 452
+    -- against 688 TFLOP/s, 8192³ within the noise (H100, docs/linear.md).
+    --
+    -- The output passes through a 64-row buffer per consumer warpgroup of
+    -- out_cols columns (at most 128 where 128 divides the tile, else the
+    -- tile's width), stored by TMA in 64 × 64 boxes. The runtime plans calls
+    -- by tile_n (the tile's columns per weight) and persistent (one block an
+    -- SM).
     --
     -- FP8 (sm_89): the ampere kernel on mma.sync m16n8k32, 128 × 128 tiles
     -- with k 128 a stage (128-byte rows, as 16 bits' 64), 3 stages of 32 KB,
@@ -339,21 +347,25 @@ space.families = {
       if v.arch.specific then
         local b_rows = v.dtype.fp8 and 128 or 256
         local block_n = b_rows // weights
-        local stages, stage = v.dtype.fp8 and 6 or 4, (128 + b_rows) * 128
-        -- Past the stages: two 64-row output buffers of up to 128 columns in
-        -- 16 bits, a full and an empty barrier a stage, and 1 KB of slack
-        -- (TMA's 128-byte swizzle needs tiles on 1024 bytes).
-        local out_bytes = 64 * math.min(block_n, 128) * 2
+        local stage = (128 + b_rows) * 128
+        local out_cols = block_n % 128 == 0 and 128 or block_n
+        -- Past the stages: two 64-row output buffers in 16 bits, a full and
+        -- an empty barrier a stage, and 1 KB of slack (TMA's 128-byte swizzle
+        -- needs tiles on 1024 bytes). Stages: as many as fit, at most 6.
+        local fixed = 2 * 64 * out_cols * 2 + 1024
+        local stages = math.min(6, (limits[v.arch.cc] - fixed) // (stage + 16))
         return { path = "hopper", block_m = 128, block_n = block_n, block_k = 128 // v.dtype.bytes,
-                 stages = stages, min_blocks = 1, warps_m = 8, warps_n = 1, threads = 384,
-                 smem = stages * stage + 2 * out_bytes + 16 * stages + 1024, smem_limit = limits[v.arch.cc] }
+                 stages = stages, min_blocks = 1, warps_m = 8, warps_n = 1, threads = 384, out_cols = out_cols,
+                 smem = stages * (stage + 16) + fixed, smem_limit = limits[v.arch.cc],
+                 tile_n = block_n, persistent = true }
       end
       local path = v.arch.cc >= 80 and "ampere" or v.arch.cc >= 75 and "turing" or "volta"
       local block_m = v.shape
       local block_n = 128 // weights
       if v.dtype.fp8 then
         return { path = path, block_m = 128, block_n = block_n, block_k = 128, stages = 3, min_blocks = 1,
-                 warps_m = 2, warps_n = 4, threads = 256, smem = 3 * 256 * 128, smem_limit = limits[v.arch.cc] }
+                 warps_m = 2, warps_n = 4, threads = 256, smem = 3 * 256 * 128, smem_limit = limits[v.arch.cc],
+                 tile_n = block_n }
       end
       local stage = (block_m + 128) * 64 * v.dtype.bytes
       local two = path == "ampere" and block_m == 128 and weights == 1 and 2 * 3 * stage <= limits[v.arch.cc]
@@ -361,7 +373,7 @@ space.families = {
       local warps_m = block_m // 64
       return { path = path, block_m = block_m, block_n = block_n, block_k = 64, stages = stages, min_blocks = two and 2 or 1,
                warps_m = warps_m, warps_n = 4, threads = warps_m * 4 * 32,
-               smem = stages * stage, smem_limit = limits[v.arch.cc] }
+               smem = stages * stage, smem_limit = limits[v.arch.cc], tile_n = block_n }
     end,
   },
 }

@@ -155,39 +155,47 @@ static kiln_status check_params(const char *fn, kiln_dtype in, kiln_dtype out, c
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* The plan of a call: the block tile's rows (the shape key) and the split of k. */
+/* The plan of a call: the variant (its shape key: the block tile's rows)
+ * and the split of k. */
 typedef struct plan {
-    int key;
+    const kiln_variant *v; /* NULL: none runs the call (kiln_dispatch says why) */
     int splits, k_tiles_per_split;
 } plan;
 
-/* 128-row tiles while they give every SM a block; else 64-row tiles, and
- * then, when those leave slots of a wave (two blocks an SM) idle and the
- * caller passed a workspace, k split to fill the waves (kiln_wave_splits),
- * each split keeping at least MIN_SPLIT_K_TILES steps. 128 × 4096 ×
- * 4096 split 5 ways (320 blocks, 1.2 waves of 264) ran at 118 TFLOP/s on an
- * H200, split 4 ways (256 blocks) at 173 (2026-11-23). A forced variant's
- * tile is kept. FP8 has one kernel (128-row tiles, 128-wide k steps, one
- * block an SM) and splits k by the same rule when its tiles leave SMs idle. */
-static plan make_plan(const kiln_linear_args *a, int sm_count, kiln_op op, int may_split)
+/* Planned from the variants the call would run (the selection table's
+ * tile_n and persistent): 128-row tiles while they keep 90 % of the SMs
+ * busy; else, for 16 bits, 64-row tiles (the mma.sync kernels: the sm_90a
+ * kernel split 8 ways ran 128 × 4096 × 4096 at 91 TFLOP/s on an H100, the
+ * sm_90 m64 kernel split 4 ways at 140, same run); then, when the tiles
+ * leave slots of a wave idle (two blocks an SM for 16 bits, one for FP8 and
+ * for persistent kernels) and the caller passed a workspace, k split to
+ * fill the waves (kiln_wave_splits), each split keeping at least
+ * MIN_SPLIT_K_TILES steps. 128 × 4096 × 4096 split 5 ways (320 blocks, 1.2
+ * waves of 264) ran at 118 TFLOP/s on an H200, split 4 ways (256 blocks) at
+ * 173 (2026-11-23). A forced variant's tile is kept. */
+static plan make_plan(const kiln_linear_args *a, const kiln_device_caps *caps, kiln_op op, kiln_dtype in,
+                      kiln_activation act, int may_split)
 {
-    plan pl = {128, 1, 0};
+    plan pl = {NULL, 1, 0};
+    const int fp8 = kiln_dtype_is_fp8(in);
+    kiln_variant_key key = {op, in, 128, act};
     const kiln_variant *forced = kiln_forced_for(op);
-    const int fp8 = a->x_scale != NULL;
-    const int64_t plan_n = fp8 ? KILN_LINEAR_FP8_BLOCK_N : KILN_LINEAR_PLAN_BLOCK_N;
-    const int64_t block_n = a->w_up ? plan_n / 2 : plan_n;
-    const int64_t block_k = fp8 ? KILN_LINEAR_FP8_BLOCK_K : KILN_LINEAR_BLOCK_K;
-    const int64_t tiles_128 = ceil_div(a->m, 128) * ceil_div(a->n, block_n);
-    if (forced)
-        pl.key = forced->shape_key;
-    else if (!fp8 && tiles_128 < sm_count)
-        pl.key = 64;
-    const int64_t k_tiles = ceil_div(a->k, block_k);
+    if (forced) key.shape_key = forced->shape_key;
+    const kiln_variant *v = kiln_choose(&key, caps);
+    if (!forced && v && !fp8 && ceil_div(a->m, 128) * ceil_div(a->n, v->tile_n) * 10 < (int64_t)caps->sm_count * 9) {
+        key.shape_key = 64;
+        v = kiln_choose(&key, caps);
+    }
+    if (!v || v->tile_n == 0) return pl;
+    pl.v = v;
+    const int64_t k_tiles = ceil_div(a->k, fp8 ? KILN_LINEAR_FP8_BLOCK_K : KILN_LINEAR_BLOCK_K);
     pl.k_tiles_per_split = (int)k_tiles;
     if (!may_split) return pl;
-    const int64_t tiles = ceil_div(a->m, pl.key) * ceil_div(a->n, block_n);
+    const int64_t tiles = ceil_div(a->m, v->shape_key) * ceil_div(a->n, v->tile_n);
+    const int64_t slots = (fp8 || v->persistent ? 1 : 2) * (int64_t)caps->sm_count;
     const int64_t most = k_tiles / MIN_SPLIT_K_TILES < MAX_SPLITS ? k_tiles / MIN_SPLIT_K_TILES : MAX_SPLITS;
-    const int want = kiln_wave_splits(tiles, (fp8 ? 1 : 2) * (int64_t)sm_count, most);
+    if (tiles * 10 >= slots * 9) return pl; /* 90 % of a wave busy: a split's second pass would cost more */
+    const int want = kiln_wave_splits(tiles, slots, most);
     if (want < 2) return pl;
     pl.k_tiles_per_split = (int)ceil_div(k_tiles, want);
     pl.splits = (int)ceil_div(k_tiles, pl.k_tiles_per_split); /* no split left empty */
@@ -213,7 +221,9 @@ kiln_status kiln_linear_fwd_workspace(kiln_dtype in_dtype, kiln_dtype out_dtype,
     kiln_device_caps caps;
     if ((st = kiln_current_device_caps(&caps))) return st;
     const kiln_op op = p->w_up ? KILN_OP_GATED_LINEAR_FWD : KILN_OP_LINEAR_FWD;
-    *bytes = workspace_bytes(&a, p->w_up != NULL, make_plan(&a, caps.sm_count, op, 1).splits);
+    const plan pl = make_plan(&a, &caps, op, in_dtype, p->act, 1);
+    if (!pl.v) kiln_clear_error(); /* no variant runs it: it takes no workspace (the call says why) */
+    *bytes = workspace_bytes(&a, p->w_up != NULL, pl.splits);
     return KILN_STATUS_SUCCESS;
 }
 
@@ -229,7 +239,7 @@ kiln_status kiln_linear_fwd(kiln_dtype in_dtype, kiln_dtype out_dtype, const kil
     kiln_device_caps caps;
     if ((st = kiln_current_device_caps(&caps))) return st;
     const kiln_op op = p->w_up ? KILN_OP_GATED_LINEAR_FWD : KILN_OP_LINEAR_FWD;
-    const plan pl = make_plan(&a, caps.sm_count, op, p->workspace != NULL);
+    const plan pl = make_plan(&a, &caps, op, in_dtype, p->act, p->workspace != NULL);
     const size_t need = workspace_bytes(&a, p->w_up != NULL, pl.splits);
     if (p->workspace && p->workspace_bytes < need)
         return kiln_fail(KILN_STATUS_WORKSPACE_TOO_SMALL,
@@ -239,6 +249,7 @@ kiln_status kiln_linear_fwd(kiln_dtype in_dtype, kiln_dtype out_dtype, const kil
     a.k_tiles_per_split = pl.k_tiles_per_split;
     a.part = pl.splits > 1 ? (float *)p->workspace : NULL;
     a.sm_count = caps.sm_count;
-    kiln_variant_key vk = {op, in_dtype, pl.key, p->act};
+    if (pl.v) return kiln_run(pl.v, &a, stream);
+    kiln_variant_key vk = {op, in_dtype, 128, p->act}; /* no variant: the dispatch reports why */
     return kiln_dispatch(&vk, &a, stream);
 }

@@ -18,14 +18,9 @@ extern "C" {
  * splits k in whole steps of it. */
 #define KILN_LINEAR_BLOCK_K 64
 
-/* Output columns of a plain block tile (gated: half of it, per weight), as
- * the runtime's planning counts blocks. */
-#define KILN_LINEAR_PLAN_BLOCK_N 128
-
-/* FP8 (sm_90a): k elements a stage (128 bytes) and output columns of a plain
- * block tile (gated: half, per weight); 128-row tiles, one block an SM. */
+/* FP8: k elements a stage (128 bytes). (A variant's tile columns and
+ * whether it is persistent are in the selection table: tile_n, persistent.) */
 #define KILN_LINEAR_FP8_BLOCK_K 128
-#define KILN_LINEAR_FP8_BLOCK_N 128
 
 /* KILN_SCALING_BLOCK: k elements of a scale block (of X: 1 × 128; of a
  * weight: 128 × 128). One FP8 stage is one block of k. */

@@ -203,18 +203,38 @@ const kiln_variant *kiln_forced_for(kiln_op op)
     return v && v->op == op ? v : NULL;
 }
 
-kiln_status kiln_dispatch(const kiln_variant_key *key, const void *args, kiln_stream stream)
+/* A forced name must name a variant of the table. */
+static kiln_status check_forced(const char *forced)
 {
-    const char *forced = forced_now();
     if (forced != NULL && find(forced) == NULL)
         return kiln_fail(KILN_STATUS_VARIANT_NOT_FOUND, "%s '%s' is not in the table of %d variants",
                          forced_set ? "kiln_force_variant" : "KILN_VARIANT", forced, kiln_variant_table_size);
-    kiln_device_caps caps;
-    kiln_status st = kiln_current_device_caps(&caps);
+    return KILN_STATUS_SUCCESS;
+}
+
+const kiln_variant *kiln_choose(const kiln_variant_key *key, const kiln_device_caps *caps)
+{
+    const char *forced = forced_now();
+    kiln_status st = check_forced(forced);
+    if (st != KILN_STATUS_SUCCESS) return NULL;
+    return kiln_select_from(kiln_variant_table, kiln_variant_table_size, key, caps, forced, &st);
+}
+
+kiln_status kiln_dispatch(const kiln_variant_key *key, const void *args, kiln_stream stream)
+{
+    const char *forced = forced_now();
+    kiln_status st = check_forced(forced);
     if (st != KILN_STATUS_SUCCESS) return st;
+    kiln_device_caps caps;
+    if ((st = kiln_current_device_caps(&caps)) != KILN_STATUS_SUCCESS) return st;
     const kiln_variant *v = kiln_select_from(kiln_variant_table, kiln_variant_table_size, key, &caps, forced, &st);
     if (v == NULL) return st;
-    st = v->launch(args, stream);
+    return kiln_run(v, args, stream);
+}
+
+kiln_status kiln_run(const kiln_variant *v, const void *args, kiln_stream stream)
+{
+    const kiln_status st = v->launch(args, stream);
     if (st == KILN_STATUS_SUCCESS) last_variant = v->name;
     return st;
 }

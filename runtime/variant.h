@@ -34,6 +34,11 @@ typedef struct kiln_variant {
     int smem_bytes;
     kiln_launch_fn launch;
     kiln_attributes_fn attributes;
+    /* How the runtime plans a call of it (linear; 0 elsewhere): output
+     * columns of a block tile (per weight when gated), and whether the
+     * kernel is persistent (one block an SM walking the tiles). */
+    int tile_n;
+    int persistent;
 } kiln_variant;
 
 extern const kiln_variant kiln_variant_table[];

@@ -273,8 +273,8 @@ static void check_arguments(void)
     /* Decode shape, k long (every call below must fail before a launch). */
     p.m = 1, p.n = 4096, p.k = 8192, p.w = w.ptr;
     size_t bytes = 0;
-    tap_ok(kiln_linear_fwd_workspace(KILN_DTYPE_F16, KILN_DTYPE_F16, &p, &bytes) == KILN_STATUS_SUCCESS && bytes > 0,
-           "decode shape asks for a workspace (%zu bytes)", bytes);
+    st = kiln_linear_fwd_workspace(KILN_DTYPE_F16, KILN_DTYPE_F16, &p, &bytes);
+    tap_ok(st == KILN_STATUS_SUCCESS && bytes > 0, "decode shape asks for a workspace (%zu bytes)", bytes);
     p.workspace = y.ptr, p.workspace_bytes = bytes - 1;
     st = kiln_linear_fwd(KILN_DTYPE_F16, KILN_DTYPE_F16, &p, NULL);
     tap_ok(st == KILN_STATUS_WORKSPACE_TOO_SMALL && strstr(kiln_last_error(), "workspace_bytes"),
@@ -284,11 +284,11 @@ static void check_arguments(void)
     tap_ok(st == KILN_STATUS_MISALIGNED && strstr(kiln_last_error(), "workspace"),
            "a misaligned workspace is refused: %s", kiln_last_error());
     p.m = 8192, p.n = 640, p.k = 64, p.workspace = NULL, p.workspace_bytes = 0;
-    tap_ok(kiln_linear_fwd_workspace(KILN_DTYPE_F16, KILN_DTYPE_F16, &p, &bytes) == KILN_STATUS_SUCCESS && bytes == 0,
-           "a shape that fills the GPU asks for no workspace (%zu bytes)", bytes);
+    st = kiln_linear_fwd_workspace(KILN_DTYPE_F16, KILN_DTYPE_F16, &p, &bytes);
+    tap_ok(st == KILN_STATUS_SUCCESS && bytes == 0, "a shape that fills the GPU asks for no workspace (%zu bytes)", bytes);
     /* FP8 splits k as f16 does where its tiles leave SMs idle: the decode
-     * shape asks for a workspace (the query needs the device, not an FP8
-     * variant). */
+     * shape asks for a workspace (planned by the FP8 variant the call would
+     * run). */
     dbuf sc = dbuf_alloc(KILN_DTYPE_F32, 4096, 0);
     p.m = 1, p.n = 4096, p.k = 8192, p.scaling = KILN_SCALING_ROWWISE, p.x_scale = sc.ptr, p.w_scale = sc.ptr;
     bytes = 0;
@@ -829,7 +829,10 @@ static void run_fp8_case(const kiln_variant_info *v, const fp8_case *c)
             double steps, amax = NAN;
             const int64_t bad = e4m3_misses(got, ref, m * ldn, ys, slack, &steps);
             dbuf_download(&damax, &amax);
-            const int amax_ok = fabs(amax - ref_max) <= slack;
+            /* The tensor core keeps about 13 bits of its running sum, so
+             * the largest output itself can be off by 2^-12 of its size at
+             * small k (3.3e-4 at k 64 on an H100): y_amax gets that too. */
+            const int amax_ok = fabs(amax - ref_max) <= slack + ref_max / 2048;
             if (bad) tap_diag("%s: %lld e4m3 outputs off by more than a step (largest %.2f steps)", v->name,
                               (long long)bad, steps);
             if (!amax_ok) tap_diag("%s: y_amax %.8g, reference %.8g", v->name, amax, ref_max);
