@@ -26,13 +26,19 @@ static int compiled_head_dim(kiln_dtype dtype, int head_dim)
     return best;
 }
 
+/* A tensor's strides: none negative (INVALID_VALUE), each a multiple of the 8
+ * elements of a 16-byte read (MISALIGNED, as kiln.h's status rule says). */
 static kiln_status check_strides(const char *fn, const char *name, const int64_t s[3])
 {
-    for (int i = 0; i < 3; i++)
-        if (s[i] < 0 || s[i] % 8 != 0)
+    for (int i = 0; i < 3; i++) {
+        if (s[i] < 0)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: %s_stride[%d] is %lld; it must be at least 0", fn, name, i,
+                             (long long)s[i]);
+        if (s[i] % 8 != 0)
             return kiln_fail(KILN_STATUS_MISALIGNED,
-                             "%s: %s_stride[%d] is %lld; strides must be non-negative multiples of 8 elements", fn, name,
-                             i, (long long)s[i]);
+                             "%s: %s_stride[%d] is %lld; it must be a multiple of 8 elements (rows are read 16 bytes "
+                             "at a time)", fn, name, i, (long long)s[i]);
+    }
     return KILN_STATUS_SUCCESS;
 }
 
@@ -147,7 +153,7 @@ kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *p,
         splits = plan_splits(p, caps.sm_count);
         const size_t need = workspace_bytes(p, splits);
         if (p->workspace_bytes < need)
-            return kiln_fail(KILN_STATUS_INVALID_VALUE,
+            return kiln_fail(KILN_STATUS_WORKSPACE_TOO_SMALL,
                              "%s: workspace_bytes is %zu; this call needs %zu (kiln_attention_fwd_workspace)", fn,
                              p->workspace_bytes, need);
     }

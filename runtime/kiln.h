@@ -27,16 +27,42 @@ extern "C" {
 /* Same type as cudaStream_t, without the CUDA headers. */
 typedef struct CUstream_st *kiln_stream;
 
+/* What a call returns. Every family gives the same status for the same fault;
+ * docs/status.md lists each fault with an example call per family. */
 typedef enum kiln_status {
     KILN_STATUS_SUCCESS = 0,
-    KILN_STATUS_INVALID_VALUE = 1,     /* a null pointer, or a size that is zero, negative or too large */
-    KILN_STATUS_MISALIGNED = 2,        /* a pointer not aligned to its element size */
-    KILN_STATUS_NOT_SUPPORTED = 3,     /* a dtype / activation / shape this op does not have */
-    KILN_STATUS_ARCH_MISMATCH = 4,     /* no built variant can run on this GPU */
-    KILN_STATUS_VARIANT_NOT_FOUND = 5, /* a forced variant name that is not in the table */
+    /* An argument outside what this header allows it: a NULL where a pointer
+     * is required (params, an output, a needed workspace); a size, stride or
+     * scalar out of its range (zero, negative, past its maximum, a product
+     * past 2^40 elements, not finite, a row stride shorter than its row);
+     * arguments that contradict each other (one of a pair, a pointer the call
+     * takes none of, heads_q not a multiple of heads_kv); an output that
+     * overlaps another tensor beyond the aliasing the call allows. */
+    KILN_STATUS_INVALID_VALUE = 1,
+    /* A pointer not aligned as its family reads it (its element size, or 16
+     * bytes where the family says so), or a row stride (attention's strides,
+     * linear's ldx, ldw, ldw_up) that is not a whole number of the kernel's
+     * 16-byte reads, which would misalign every row after the first. */
+    KILN_STATUS_MISALIGNED = 2,
+    /* A well-formed request kiln does not have: a dtype, activation or
+     * scaling that is no known value, or a combination of them (or of
+     * features) the op lacks (FP8 outside linear, f32 attention, e4m3 output
+     * with a residual); a key the build has no variant of; a forced variant
+     * that does not match the call. */
+    KILN_STATUS_NOT_SUPPORTED = 3,
+    /* Variants of the call exist, but none runs on this GPU (bf16 on sm_75,
+     * FP8 norm output before sm_89, a forced variant of another arch). */
+    KILN_STATUS_ARCH_MISMATCH = 4,
+    /* kiln_force_variant or KILN_VARIANT names no variant of the table. */
+    KILN_STATUS_VARIANT_NOT_FOUND = 5,
+    /* A workspace smaller than its size query says the call needs (its
+     * workspace_bytes). A NULL workspace where one is needed is
+     * INVALID_VALUE, a misaligned one MISALIGNED. */
     KILN_STATUS_WORKSPACE_TOO_SMALL = 6,
     KILN_STATUS_CUDA_ERROR = 7,        /* the CUDA runtime reported an error */
-    KILN_STATUS_NO_DEVICE = 8          /* no CUDA device is usable */
+    /* No CUDA device is usable. The workspace checks of attention, linear
+     * and the norms' backward, sized by the GPU's SM count, need one. */
+    KILN_STATUS_NO_DEVICE = 8
 } kiln_status;
 
 typedef enum kiln_dtype {
@@ -235,7 +261,7 @@ kiln_status kiln_softmax_fwd(kiln_dtype dtype, int64_t rows, int64_t cols, const
  * Head dims 32, 64, 80, 96, 128, 160, 192, 256 are compiled; any other up to
  * 256 runs on the next one with the padding handled inside. f16 on sm_75 …
  * sm_90, bf16 on sm_80 … sm_90; tensors 16-byte aligned and strides multiples
- * of 8.
+ * of 8 (else KILN_STATUS_MISALIGNED), none negative (KILN_STATUS_INVALID_VALUE).
  * Decode (few query blocks, long keys): the call may split each query block's
  * keys over several blocks so every SM is busy, then combine the partial
  * results by their lse in a second kernel. The split needs a workspace of the
@@ -243,8 +269,8 @@ kiln_status kiln_softmax_fwd(kiln_dtype dtype, int64_t rows, int64_t cols, const
  * (0: it does not split; it depends on the shape, dtype and the current GPU's
  * SM count); pass them in workspace / workspace_bytes (16-byte aligned, not
  * touched by anything else until the call's work on the stream ends). With
- * workspace NULL the call runs unsplit; a workspace smaller than it needs is
- * an error. kiln never allocates. */
+ * workspace NULL the call runs unsplit; one smaller than it needs is
+ * KILN_STATUS_WORKSPACE_TOO_SMALL. kiln never allocates. */
 typedef struct kiln_attention_params {
     int batch, seq_q, seq_k, heads_q, heads_kv, head_dim;
     const void *q, *k, *v;

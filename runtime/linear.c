@@ -35,11 +35,12 @@ static kiln_status check_scaling(const char *fn, kiln_dtype in, const kiln_linea
 {
     kiln_status st;
     if (!kiln_dtype_is_fp8(in)) {
-        if (p->scaling != KILN_SCALING_NONE || p->x_scale || p->w_scale || p->w_up_scale)
-            return kiln_fail(KILN_STATUS_INVALID_VALUE,
-                             "%s: scaling %d or a scale pointer is given for %s inputs; scales are for FP8 inputs "
-                             "(e4m3, e5m2) only: KILN_SCALING_NONE and NULL",
-                             fn, (int)p->scaling, kiln_dtype_name(in));
+        if (p->x_scale || p->w_scale || p->w_up_scale)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: a scale pointer is given for %s inputs; scales are for FP8 "
+                             "inputs (e4m3, e5m2) only: NULL here", fn, kiln_dtype_name(in));
+        if (p->scaling != KILN_SCALING_NONE)
+            return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: scaling %d with %s inputs; 16-bit inputs take "
+                             "KILN_SCALING_NONE (0)", fn, (int)p->scaling, kiln_dtype_name(in));
         return KILN_STATUS_SUCCESS;
     }
     if (p->scaling != KILN_SCALING_TENSOR && p->scaling != KILN_SCALING_ROWWISE && p->scaling != KILN_SCALING_BLOCK)

@@ -183,15 +183,11 @@ static kiln_status norm_bwd(const char *fn, kiln_op op, kiln_dtype dtype, kiln_n
         (st = kiln_check_alias(fn, "dbeta", a->dbeta, hb, "dgamma", a->dgamma, hb, 0)))
         return st;
     if (a->dgamma || a->dbeta) {
+        if ((st = kiln_check_ptr(fn, "workspace", a->workspace, 16, 0))) return st;
         kiln_device_caps caps;
         if ((st = kiln_current_device_caps(&caps))) return st;
         a->max_partials = kiln_norm_bwd_max_partials(rows, caps.sm_count);
         const size_t need = (size_t)2 * (size_t)a->max_partials * (size_t)hidden * sizeof(float);
-        if (!a->workspace)
-            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: workspace is NULL; dgamma / dbeta need %zu bytes of it", fn,
-                             need);
-        if (!aligned16(a->workspace))
-            return kiln_fail(KILN_STATUS_MISALIGNED, "%s: workspace must be 16-byte aligned", fn);
         if (workspace_bytes < need)
             return kiln_fail(KILN_STATUS_WORKSPACE_TOO_SMALL,
                              "%s: workspace_bytes is %zu; this call needs %zu (kiln_norm_bwd_workspace_size)", fn,

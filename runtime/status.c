@@ -27,12 +27,12 @@ const char *kiln_status_string(kiln_status status)
 {
     switch (status) {
     case KILN_STATUS_SUCCESS: return "KILN_STATUS_SUCCESS: the call succeeded";
-    case KILN_STATUS_INVALID_VALUE: return "KILN_STATUS_INVALID_VALUE: an argument is null, zero, negative or too large";
-    case KILN_STATUS_MISALIGNED: return "KILN_STATUS_MISALIGNED: a pointer is not aligned to its element size";
-    case KILN_STATUS_NOT_SUPPORTED: return "KILN_STATUS_NOT_SUPPORTED: this combination of dtype, activation and shape does not exist";
+    case KILN_STATUS_INVALID_VALUE: return "KILN_STATUS_INVALID_VALUE: an argument is NULL, out of its range, contradicts another or overlaps another tensor";
+    case KILN_STATUS_MISALIGNED: return "KILN_STATUS_MISALIGNED: a pointer or a row stride does not meet the alignment the kernel reads with";
+    case KILN_STATUS_NOT_SUPPORTED: return "KILN_STATUS_NOT_SUPPORTED: this dtype, activation, scaling or combination of them is not offered (or not built)";
     case KILN_STATUS_ARCH_MISMATCH: return "KILN_STATUS_ARCH_MISMATCH: no variant built for this GPU's architecture";
     case KILN_STATUS_VARIANT_NOT_FOUND: return "KILN_STATUS_VARIANT_NOT_FOUND: no variant of that name in the table";
-    case KILN_STATUS_WORKSPACE_TOO_SMALL: return "KILN_STATUS_WORKSPACE_TOO_SMALL: the workspace is smaller than the call needs";
+    case KILN_STATUS_WORKSPACE_TOO_SMALL: return "KILN_STATUS_WORKSPACE_TOO_SMALL: workspace_bytes is less than the call needs (its size query)";
     case KILN_STATUS_CUDA_ERROR: return "KILN_STATUS_CUDA_ERROR: the CUDA runtime reported an error";
     case KILN_STATUS_NO_DEVICE: return "KILN_STATUS_NO_DEVICE: no usable CUDA device";
     }

@@ -312,7 +312,7 @@ int main(void)
                "decode shape asks for a workspace (%zu bytes)", bytes);
         p.workspace = y.ptr, p.workspace_bytes = bytes - 1;
         kiln_status st2 = kiln_attention_fwd(KILN_DTYPE_BF16, &p, NULL);
-        tap_ok(st2 == KILN_STATUS_INVALID_VALUE && strstr(kiln_last_error(), "workspace_bytes"),
+        tap_ok(st2 == KILN_STATUS_WORKSPACE_TOO_SMALL && strstr(kiln_last_error(), "workspace_bytes"),
                "a workspace one byte short is refused: %s", kiln_last_error());
         p.workspace = (char *)y.ptr + 4, p.workspace_bytes = bytes;
         st2 = kiln_attention_fwd(KILN_DTYPE_BF16, &p, NULL);

@@ -538,6 +538,197 @@ static void test_references(void)
            "f16 and bf16 round half to even");
 }
 
+/* docs/status.md, row by row: each family's example call of each fault, with
+ * fake addresses, must return the row's status and name the argument. The
+ * workspace sizes of norm backward, attention and linear come from the GPU's
+ * SM count, so without a GPU those cells are skipped; the selection rows run
+ * on a fake table with one record per family. */
+static void test_status_table(void)
+{
+    void *a = (void *)(uintptr_t)0x1000000, *b = (void *)(uintptr_t)0x2000000, *c = (void *)(uintptr_t)0x3000000;
+    void *d = (void *)(uintptr_t)0x4000000, *e = (void *)(uintptr_t)0x5000000, *ws = (void *)(uintptr_t)0x7000000;
+    char *odd = (char *)(uintptr_t)0x8000001;
+    float *st = (float *)(uintptr_t)0x6000000;
+    const kiln_dtype h = KILN_DTYPE_F16;
+    const kiln_activation g = KILN_ACT_GELU_TANH;
+    /* Sound calls but for what each case changes. */
+    const kiln_attention_params ap = {2, 64, 64, 8, 2, 128, a, b, c, d, {65536, 1024, 128}, {16384, 256, 128},
+                                      {16384, 256, 128}, {65536, 1024, 128}, 0.088f, 1, -1, -1, NULL, NULL, NULL};
+    const kiln_linear_params lp = {4, 64, 64, a, 0, b, 0, NULL, NULL, 0, NULL, NULL, 0, c, 0, KILN_ACT_NONE, NULL, 0};
+    kiln_attention_params p;
+    kiln_linear_params q;
+
+    /* A required pointer is NULL: INVALID_VALUE. */
+    expect(kiln_elementwise_fwd(h, g, 4, 8, NULL, 1, NULL, b, NULL), KILN_STATUS_INVALID_VALUE, "x is NULL",
+           "NULL pointer, elementwise x");
+    expect(kiln_rmsnorm_fwd(h, 4, 768, a, NULL, NULL, 1e-5f, NULL, NULL, NULL, NULL), KILN_STATUS_INVALID_VALUE,
+           "y is NULL", "NULL pointer, rmsnorm y");
+    expect(kiln_softmax_fwd(h, 4, 768, NULL, 1, 0, b, NULL), KILN_STATUS_INVALID_VALUE, "x is NULL",
+           "NULL pointer, softmax x");
+    p = ap, p.k = NULL;
+    expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_INVALID_VALUE, "k is NULL", "NULL pointer, attention k");
+    q = lp, q.w = NULL;
+    expect(kiln_linear_fwd(h, h, &q, NULL), KILN_STATUS_INVALID_VALUE, "w is NULL", "NULL pointer, linear w");
+
+    /* A pointer not aligned as the family reads it: MISALIGNED. */
+    expect(kiln_gated_fwd(h, KILN_ACT_SILU, 16, a, odd, c, NULL), KILN_STATUS_MISALIGNED, "up = ",
+           "misaligned pointer, gated up");
+    expect(kiln_layernorm_fwd(h, 4, 768, a, NULL, odd, NULL, 1e-5f, b, NULL, NULL, NULL, NULL), KILN_STATUS_MISALIGNED,
+           "gamma = ", "misaligned pointer, layernorm gamma");
+    expect(kiln_softmax_fwd(h, 4, 768, a, 1, 0, odd, NULL), KILN_STATUS_MISALIGNED, "y = ", "misaligned pointer, softmax y");
+    p = ap, p.q = (char *)a + 8;
+    expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_MISALIGNED, "q = ", "misaligned pointer, attention q off 16 bytes");
+    q = lp, q.w = (char *)b + 8;
+    expect(kiln_linear_fwd(h, h, &q, NULL), KILN_STATUS_MISALIGNED, "w = ", "misaligned pointer, linear w off 16 bytes");
+
+    /* A row stride not a whole number of 16-byte reads: MISALIGNED. */
+    p = ap, p.q_stride[1] = 1028;
+    expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_MISALIGNED, "q_stride[1] is 1028", "stride, attention q_stride[1]");
+    q = lp, q.ldw = 68;
+    expect(kiln_linear_fwd(h, h, &q, NULL), KILN_STATUS_MISALIGNED, "ldw is 68", "stride, linear ldw");
+
+    /* A stride negative or shorter than its row: INVALID_VALUE. */
+    p = ap, p.o_stride[0] = -8;
+    expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_INVALID_VALUE, "o_stride[0] is -8",
+           "negative stride, attention o_stride[0]");
+    q = lp, q.ldy = 32;
+    expect(kiln_linear_fwd(h, h, &q, NULL), KILN_STATUS_INVALID_VALUE, "ldy is 32", "short stride, linear ldy < n");
+
+    /* A size zero, negative or past its maximum: INVALID_VALUE. */
+    expect(kiln_elementwise_fwd(h, g, 4, 0, a, 1, NULL, b, NULL), KILN_STATUS_INVALID_VALUE, "cols is 0",
+           "size, elementwise cols 0");
+    expect(kiln_rmsnorm_fwd(h, 4, -1, a, NULL, NULL, 1e-5f, b, NULL, NULL, NULL), KILN_STATUS_INVALID_VALUE,
+           "hidden is -1", "size, rmsnorm hidden -1");
+    expect(kiln_softmax_fwd(h, 0, 768, a, 1, 0, b, NULL), KILN_STATUS_INVALID_VALUE, "rows is 0", "size, softmax rows 0");
+    p = ap, p.head_dim = 300;
+    expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_INVALID_VALUE, "head_dim is 300", "size, attention head_dim 300");
+    q = lp, q.k = 0;
+    expect(kiln_linear_fwd(h, h, &q, NULL), KILN_STATUS_INVALID_VALUE, "k is 0", "size, linear k 0");
+
+    /* Arguments that contradict each other: INVALID_VALUE. */
+    expect(kiln_rmsnorm_bwd(h, 4, 768, a, b, NULL, st, NULL, c, d, ws, 1 << 20, NULL), KILN_STATUS_INVALID_VALUE,
+           "gamma is NULL", "contradiction, rmsnorm bwd dgamma without gamma");
+    p = ap, p.heads_kv = 3;
+    expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_INVALID_VALUE, "heads_kv", "contradiction, attention heads 8:3");
+    q = lp, q.bias_up = d;
+    expect(kiln_linear_fwd(h, h, &q, NULL), KILN_STATUS_INVALID_VALUE, "bias_up is given",
+           "contradiction, linear bias_up without w_up");
+
+    /* A host scalar not finite or out of its range: INVALID_VALUE. */
+    expect(kiln_elementwise_fwd(h, g, 4, 8, a, NAN, NULL, b, NULL), KILN_STATUS_INVALID_VALUE, "scale is nan",
+           "scalar, elementwise scale NaN");
+    expect(kiln_layernorm_fwd(h, 4, 768, a, NULL, NULL, NULL, -1.0f, b, NULL, NULL, NULL, NULL),
+           KILN_STATUS_INVALID_VALUE, "eps is -1", "scalar, layernorm eps -1");
+    expect(kiln_softmax_fwd(h, 4, 768, a, 0.0f, 0, b, NULL), KILN_STATUS_INVALID_VALUE, "scale is 0",
+           "scalar, softmax scale 0");
+    p = ap, p.scale = INFINITY;
+    expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_INVALID_VALUE, "scale is inf", "scalar, attention scale Inf");
+
+    /* An output over another tensor beyond the aliasing allowed: INVALID_VALUE. */
+    expect(kiln_elementwise_fwd(h, g, 4, 8, a, 1, NULL, (char *)a + 8, NULL), KILN_STATUS_INVALID_VALUE, "y overlaps x",
+           "overlap, elementwise y partly over x");
+    expect(kiln_layernorm_fwd(h, 4, 768, a, c, NULL, NULL, 1e-5f, c, NULL, NULL, NULL, NULL), KILN_STATUS_INVALID_VALUE,
+           "y overlaps residual", "overlap, layernorm y over residual");
+    expect(kiln_softmax_fwd(h, 4, 768, a, 1, 0, (char *)a + 64, NULL), KILN_STATUS_INVALID_VALUE, "y overlaps x",
+           "overlap, softmax y partly over x");
+    p = ap, p.o = (void *)ap.v;
+    expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_INVALID_VALUE, "o must not be", "overlap, attention o = v");
+    q = lp, q.y = (char *)b + 64;
+    expect(kiln_linear_fwd(h, h, &q, NULL), KILN_STATUS_INVALID_VALUE, "y overlaps w", "overlap, linear y over w");
+
+    /* A workspace the call needs is NULL: INVALID_VALUE. */
+    expect(kiln_elementwise_bwd(h, g, 4, 8, a, b, 1, NULL, c, d, NULL, 4096, NULL), KILN_STATUS_INVALID_VALUE,
+           "workspace is NULL", "workspace NULL, elementwise bwd with dbias");
+    expect(kiln_rmsnorm_bwd(h, 4, 768, a, b, c, st, NULL, d, e, NULL, 1 << 20, NULL), KILN_STATUS_INVALID_VALUE,
+           "workspace is NULL", "workspace NULL, rmsnorm bwd with dgamma");
+
+    /* A workspace not 16-byte aligned: MISALIGNED. */
+    expect(kiln_elementwise_bwd(h, g, 4, 8, a, b, 1, NULL, c, d, (char *)ws + 8, 4096, NULL), KILN_STATUS_MISALIGNED,
+           "workspace = ", "workspace misaligned, elementwise bwd");
+    expect(kiln_rmsnorm_bwd(h, 4, 768, a, b, c, st, NULL, d, e, (char *)ws + 8, 1 << 20, NULL), KILN_STATUS_MISALIGNED,
+           "workspace = ", "workspace misaligned, rmsnorm bwd");
+    p = ap, p.workspace = (char *)ws + 4, p.workspace_bytes = 1 << 20;
+    expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_MISALIGNED, "workspace = ", "workspace misaligned, attention");
+    q = lp, q.workspace = (char *)ws + 4, q.workspace_bytes = 1 << 20;
+    expect(kiln_linear_fwd(h, h, &q, NULL), KILN_STATUS_MISALIGNED, "workspace = ", "workspace misaligned, linear");
+
+    /* workspace_bytes 16 short of the size query's: WORKSPACE_TOO_SMALL.
+     * Decode shapes, so that attention and linear split on any GPU. */
+    size_t need = 0;
+    kiln_status got = kiln_elementwise_bwd_workspace_size(h, 1000, 64, 1, &need);
+    if (tap_ok(got == KILN_STATUS_SUCCESS && need >= 16, "elementwise bwd 1000 × 64 asks for a workspace (%zu bytes)",
+               need))
+        expect(kiln_elementwise_bwd(h, g, 1000, 64, a, b, 1, NULL, c, d, ws, need - 16, NULL),
+               KILN_STATUS_WORKSPACE_TOO_SMALL, "workspace_bytes", "workspace short, elementwise bwd");
+    got = kiln_norm_bwd_workspace_size(h, 4096, 768, 1, &need);
+    if (got == KILN_STATUS_NO_DEVICE)
+        tap_skip("no GPU", "workspace short, rmsnorm bwd");
+    else if (tap_ok(got == KILN_STATUS_SUCCESS && need >= 16, "rmsnorm bwd 4096 × 768 asks for a workspace (%zu bytes)",
+                    need))
+        expect(kiln_rmsnorm_bwd(h, 4096, 768, a, b, c, st, NULL, d, e, ws, need - 16, NULL),
+               KILN_STATUS_WORKSPACE_TOO_SMALL, "workspace_bytes", "workspace short, rmsnorm bwd");
+    const kiln_attention_params decode = {1, 1, 65536, 1, 1, 128, a, b, c, d, {128, 128, 128}, {1 << 23, 128, 128},
+                                          {1 << 23, 128, 128}, {128, 128, 128}, 0.088f, 0, -1, -1, NULL, NULL, NULL};
+    got = kiln_attention_fwd_workspace(h, &decode, &need);
+    if (got == KILN_STATUS_NO_DEVICE) {
+        tap_skip("no GPU", "workspace short, attention");
+    } else if (tap_ok(got == KILN_STATUS_SUCCESS && need >= 16, "attention decode asks for a workspace (%zu bytes)",
+                      need)) {
+        p = decode, p.workspace = ws, p.workspace_bytes = need - 16;
+        expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_WORKSPACE_TOO_SMALL, "workspace_bytes",
+               "workspace short, attention");
+    }
+    q = lp, q.m = 1, q.n = 1024, q.k = 4096;
+    got = kiln_linear_fwd_workspace(h, h, &q, &need);
+    if (got == KILN_STATUS_NO_DEVICE) {
+        tap_skip("no GPU", "workspace short, linear");
+    } else if (tap_ok(got == KILN_STATUS_SUCCESS && need >= 16, "linear decode asks for a workspace (%zu bytes)",
+                      need)) {
+        q.workspace = ws, q.workspace_bytes = need - 16;
+        expect(kiln_linear_fwd(h, h, &q, NULL), KILN_STATUS_WORKSPACE_TOO_SMALL, "workspace_bytes",
+               "workspace short, linear");
+    }
+
+    /* A dtype, activation or scaling unknown, or a combination the op lacks: NOT_SUPPORTED. */
+    expect(kiln_elementwise_fwd(h, (kiln_activation)9, 4, 8, a, 1, NULL, b, NULL), KILN_STATUS_NOT_SUPPORTED, "act 9",
+           "not offered, elementwise act 9");
+    expect(kiln_rmsnorm_fwd(KILN_DTYPE_E4M3, 4, 768, a, NULL, NULL, 1e-5f, b, NULL, NULL, NULL),
+           KILN_STATUS_NOT_SUPPORTED, "dtype e4m3", "not offered, rmsnorm e4m3");
+    expect(kiln_softmax_fwd((kiln_dtype)5, 4, 768, a, 1, 0, b, NULL), KILN_STATUS_NOT_SUPPORTED, "dtype 5",
+           "not offered, softmax dtype 5");
+    expect(kiln_attention_fwd(KILN_DTYPE_F32, &ap, NULL), KILN_STATUS_NOT_SUPPORTED, "dtype f32",
+           "not offered, attention f32");
+    q = lp, q.scaling = KILN_SCALING_NONE;
+    expect(kiln_linear_fwd(KILN_DTYPE_E4M3, KILN_DTYPE_BF16, &q, NULL), KILN_STATUS_NOT_SUPPORTED, "scaling 0 with e4m3",
+           "not offered, linear e4m3 without a scaling");
+
+    /* Selection, which every family dispatches through: a record of each
+     * family's op that runs on sm_90 alone (SASS, no PTX). */
+    static const kiln_variant sm90a_only[] = {
+        {"ew_sm90a", KILN_OP_ELEMENTWISE_FWD, KILN_DTYPE_F16, 0, KILN_ACT_RELU, 90, 90, 0, 256, 0, NULL, NULL},
+        {"norm_sm90a", KILN_OP_LAYERNORM_FWD, KILN_DTYPE_F16, 0, KILN_ACT_NONE, 90, 90, 0, 256, 0, NULL, NULL},
+        {"softmax_sm90a", KILN_OP_SOFTMAX_FWD, KILN_DTYPE_F16, 0, KILN_ACT_NONE, 90, 90, 0, 256, 0, NULL, NULL},
+        {"attention_sm90a", KILN_OP_ATTENTION_FWD, KILN_DTYPE_F16, 128, KILN_ACT_NONE, 90, 90, 0, 128, 0, NULL, NULL},
+        {"linear_sm90a", KILN_OP_LINEAR_FWD, KILN_DTYPE_F16, 128, KILN_ACT_RELU, 90, 90, 0, 384, 0, NULL, NULL},
+    };
+    const int n_sm90a = (int)(sizeof sm90a_only / sizeof sm90a_only[0]);
+    const kiln_device_caps sm80 = {80, 108}, sm90 = {90, 132};
+    for (int i = 0; i < n_sm90a; i++) {
+        const kiln_variant *v = &sm90a_only[i];
+        const kiln_variant_key key = {v->op, v->dtype, v->shape_key, v->act};
+        const kiln_variant_key bf16 = {v->op, KILN_DTYPE_BF16, v->shape_key, v->act};
+        kiln_status sel = KILN_STATUS_SUCCESS;
+        kiln_select_from(sm90a_only, n_sm90a, &key, &sm80, NULL, &sel);
+        expect(sel, KILN_STATUS_ARCH_MISMATCH, v->name, "no variant runs on this GPU (sm_80)");
+        kiln_select_from(sm90a_only, n_sm90a, &bf16, &sm90, v->name, &sel);
+        expect(sel, KILN_STATUS_NOT_SUPPORTED, v->name, "a forced variant of another dtype");
+        kiln_select_from(sm90a_only, n_sm90a, &bf16, &sm90, NULL, &sel);
+        expect(sel, KILN_STATUS_NOT_SUPPORTED, kiln_op_name(v->op), "a key the build has no variant of (bf16)");
+    }
+    expect(kiln_force_variant("no_such_variant"), KILN_STATUS_VARIANT_NOT_FOUND, "no_such_variant",
+           "forcing a name not in the table");
+}
+
 int main(void)
 {
     tap_plan_late();
@@ -547,6 +738,7 @@ int main(void)
     test_table();
     test_validation();
     test_fp8_validation();
+    test_status_table();
     test_threads();
     test_strings();
     test_references();
