@@ -32,8 +32,9 @@ int kiln_wave_splits(int64_t blocks, int64_t slots, int64_t most);
 kiln_status kiln_dispatch(const kiln_variant_key *key, const void *args, kiln_stream stream);
 
 /* The variant kiln_dispatch would run for key on a device of caps (the
- * forced one included), or NULL (with the error set) when none would. */
-const kiln_variant *kiln_choose(const kiln_variant_key *key, const kiln_device_caps *caps);
+ * forced one included), or NULL with *status (and the error) saying why
+ * none would. */
+const kiln_variant *kiln_choose(const kiln_variant_key *key, const kiln_device_caps *caps, kiln_status *status);
 
 /* Launches v (from kiln_choose) as kiln_dispatch launches what it selects. */
 kiln_status kiln_run(const kiln_variant *v, const void *args, kiln_stream stream);

@@ -314,7 +314,8 @@ kiln_status kiln_attention_fwd_workspace(kiln_dtype dtype, const kiln_attention_
  * k, block scales applied there) and scaled before the epilogue; the biases
  * are f32. 16-bit inputs take KILN_SCALING_NONE and no scale pointers.
  * FP8 output (FP8 inputs, out_dtype e4m3, no residual): Y is stored as e4m3
- * of y·y_scale[0] (y_scale on the device, as the norms' y_scale), rounded to
+ * of y·y_scale[0] (y_scale read on the device; a multiplier, as the norms'
+ * host y_scale is), rounded to
  * nearest and saturated to ±448 (NaN stays NaN); y_amax, when not NULL, is
  * raised to max |y| over the call (y before the scale; the caller sets its
  * initial value, usually 0). Other outputs take y_scale and y_amax NULL.
@@ -323,14 +324,15 @@ kiln_status kiln_attention_fwd_workspace(kiln_dtype dtype, const kiln_attention_
  * elements of 16 bits, 16 of FP8: rows are read 16 bytes at a time; k itself
  * needs no rounding, so a dense X of k 13 needs ldx 16); y, residual and the
  * biases aligned to their element.
- * y may be residual (same stride); it must not overlap x or the weights.
+ * y may be residual (same stride); it must not overlap x, the weights, the
+ * scales or y_amax, nor y_amax the scales.
  * Small m (decode): the call may split k across blocks and reduce the f32
  * partial sums in a second kernel, in a fixed order (the same bits on every
  * run). The split needs a workspace of the caller's: kiln_linear_fwd_workspace
- * says how many bytes the call takes (0: it does not split; it depends on the
- * shape and the current GPU's SM count); pass them in workspace /
- * workspace_bytes (16-byte aligned). With workspace NULL the call runs
- * unsplit; one smaller than needed is an error. kiln never allocates. */
+ * says how many bytes the call takes (0: it does not split); pass them in
+ * workspace / workspace_bytes (16-byte aligned). With workspace NULL the call
+ * runs unsplit; one smaller than needed is KILN_STATUS_WORKSPACE_TOO_SMALL.
+ * kiln never allocates. */
 typedef struct kiln_linear_params {
     int64_t m, n, k;
     const void *x;
@@ -360,8 +362,10 @@ kiln_status kiln_linear_fwd(kiln_dtype in_dtype, kiln_dtype out_dtype, const kil
                             kiln_stream stream);
 
 /* The workspace bytes kiln_linear_fwd needs for params on the current device
- * (0 when it would not split); params are checked as the call checks them,
- * workspace and workspace_bytes aside. */
+ * (0 when it would not split; it depends on the shape, the dtypes, the SM
+ * count and the variant the call would run); params are checked as the call
+ * checks them, workspace and workspace_bytes aside, and a call no variant
+ * runs gets the call's status. */
 kiln_status kiln_linear_fwd_workspace(kiln_dtype in_dtype, kiln_dtype out_dtype, const kiln_linear_params *params,
                                       size_t *bytes);
 

@@ -1,8 +1,8 @@
 /*
  * linear.c: the linear entry points. Checks every argument before any CUDA
- * call, picks the block tile (the variant's shape key) and the split of k
- * from the shape and the SM count, then hands a kiln_linear_args to the
- * variant.
+ * call, picks the variant (its block tile) and the split of k from the shape,
+ * the SM count and the variants the call could run (make_plan), then hands
+ * a kiln_linear_args to it.
  */
 #include <stdint.h>
 
@@ -88,6 +88,32 @@ static kiln_status check_output(const char *fn, kiln_dtype in, kiln_dtype out, c
     return kiln_check_ptr(fn, "y_amax", p->y_amax, 4, 1);
 }
 
+/* The factors are read while y is written and y_amax raised: y (y_bytes)
+ * and y_amax must not overlap any of them, nor each other. */
+static kiln_status check_scale_alias(const char *fn, kiln_dtype in, const kiln_linear_params *p, size_t y_bytes)
+{
+    if (!kiln_dtype_is_fp8(in)) return KILN_STATUS_SUCCESS;
+    const int64_t kbs = (p->k + KILN_LINEAR_SCALE_BLOCK - 1) / KILN_LINEAR_SCALE_BLOCK;
+    const int64_t nbs = (p->n + KILN_LINEAR_SCALE_BLOCK - 1) / KILN_LINEAR_SCALE_BLOCK;
+    const int64_t xs = p->scaling == KILN_SCALING_BLOCK ? kbs * p->m : p->scaling == KILN_SCALING_ROWWISE ? p->m : 1;
+    const int64_t ws = p->scaling == KILN_SCALING_BLOCK ? nbs * kbs : p->scaling == KILN_SCALING_ROWWISE ? p->n : 1;
+    const struct {
+        const char *name;
+        const void *ptr;
+        size_t bytes;
+    } read[] = {{"x_scale", p->x_scale, (size_t)xs * 4}, {"w_scale", p->w_scale, (size_t)ws * 4},
+                {"w_up_scale", p->w_up_scale, (size_t)ws * 4}, {"y_scale", p->y_scale, 4}};
+    kiln_status st;
+    for (size_t i = 0; i < sizeof read / sizeof read[0]; i++) {
+        if (!read[i].ptr) continue;
+        if ((st = kiln_check_alias(fn, "y", p->y, y_bytes, read[i].name, read[i].ptr, read[i].bytes, 0)) ||
+            (p->y_amax && (st = kiln_check_alias(fn, "y_amax", p->y_amax, 4, read[i].name, read[i].ptr, read[i].bytes, 0))))
+            return st;
+    }
+    if (p->y_amax && (st = kiln_check_alias(fn, "y_amax", p->y_amax, 4, "y", p->y, y_bytes, 0))) return st;
+    return KILN_STATUS_SUCCESS;
+}
+
 static kiln_status check_params(const char *fn, kiln_dtype in, kiln_dtype out, const kiln_linear_params *p,
                                 kiln_linear_args *a)
 {
@@ -141,6 +167,7 @@ static kiln_status check_params(const char *fn, kiln_dtype in, kiln_dtype out, c
     if (p->residual && p->residual != p->y &&
         (st = kiln_check_alias(fn, "y", p->y, y_bytes, "residual", p->residual, (size_t)((p->m - 1) * ldr + p->n) * os, 0)))
         return st;
+    if ((st = check_scale_alias(fn, in, p, y_bytes))) return st;
     if (p->residual == p->y && ldr != ldy)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: y is residual but ldy (%lld) is not ldr (%lld)", fn,
                          (long long)ldy, (long long)ldr);
@@ -159,7 +186,8 @@ static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /* The plan of a call: the variant (its shape key: the block tile's rows)
  * and the split of k. */
 typedef struct plan {
-    const kiln_variant *v; /* NULL: none runs the call (kiln_dispatch says why) */
+    const kiln_variant *v; /* NULL: none runs the call, and st says why */
+    kiln_status st;
     int splits, k_tiles_per_split;
 } plan;
 
@@ -173,24 +201,27 @@ typedef struct plan {
  * fill the waves (kiln_wave_splits), each split keeping at least
  * MIN_SPLIT_K_TILES steps. 128 × 4096 × 4096 split 5 ways (320 blocks, 1.2
  * waves of 264) ran at 118 TFLOP/s on an H200, split 4 ways (256 blocks) at
- * 173 (2026-11-23). A forced variant's tile is kept. */
+ * 173 (2026-11-23). Where no 64-row variant runs (a build of sm_90a
+ * alone), the 128-row one keeps the call. A forced variant's tile is kept. */
 static plan make_plan(const kiln_linear_args *a, const kiln_device_caps *caps, kiln_op op, kiln_dtype in,
                       kiln_activation act, int may_split)
 {
-    plan pl = {NULL, 1, 0};
     const int fp8 = kiln_dtype_is_fp8(in);
+    const int64_t k_tiles = ceil_div(a->k, fp8 ? KILN_LINEAR_FP8_BLOCK_K : KILN_LINEAR_BLOCK_K);
+    plan pl = {NULL, KILN_STATUS_SUCCESS, 1, (int)k_tiles};
     kiln_variant_key key = {op, in, 128, act};
     const kiln_variant *forced = kiln_forced_for(op);
     if (forced) key.shape_key = forced->shape_key;
-    const kiln_variant *v = kiln_choose(&key, caps);
-    if (!forced && v && !fp8 && ceil_div(a->m, 128) * ceil_div(a->n, v->tile_n) * 10 < (int64_t)caps->sm_count * 9) {
+    const kiln_variant *v = kiln_choose(&key, caps, &pl.st);
+    if (!v) return pl;
+    if (!forced && !fp8 && ceil_div(a->m, 128) * ceil_div(a->n, v->tile_n) * 10 < (int64_t)caps->sm_count * 9) {
         key.shape_key = 64;
-        v = kiln_choose(&key, caps);
+        kiln_status st64;
+        const kiln_variant *v64 = kiln_choose(&key, caps, &st64);
+        if (v64) v = v64;
+        else kiln_clear_error(); /* none: the 128-row variant runs it */
     }
-    if (!v || v->tile_n == 0) return pl;
     pl.v = v;
-    const int64_t k_tiles = ceil_div(a->k, fp8 ? KILN_LINEAR_FP8_BLOCK_K : KILN_LINEAR_BLOCK_K);
-    pl.k_tiles_per_split = (int)k_tiles;
     if (!may_split) return pl;
     const int64_t tiles = ceil_div(a->m, v->shape_key) * ceil_div(a->n, v->tile_n);
     const int64_t slots = (fp8 || v->persistent ? 1 : 2) * (int64_t)caps->sm_count;
@@ -223,7 +254,7 @@ kiln_status kiln_linear_fwd_workspace(kiln_dtype in_dtype, kiln_dtype out_dtype,
     if ((st = kiln_current_device_caps(&caps))) return st;
     const kiln_op op = p->w_up ? KILN_OP_GATED_LINEAR_FWD : KILN_OP_LINEAR_FWD;
     const plan pl = make_plan(&a, &caps, op, in_dtype, p->act, 1);
-    if (!pl.v) kiln_clear_error(); /* no variant runs it: it takes no workspace (the call says why) */
+    if (!pl.v) return pl.st; /* no variant runs the call */
     *bytes = workspace_bytes(&a, p->w_up != NULL, pl.splits);
     return KILN_STATUS_SUCCESS;
 }
@@ -241,6 +272,7 @@ kiln_status kiln_linear_fwd(kiln_dtype in_dtype, kiln_dtype out_dtype, const kil
     if ((st = kiln_current_device_caps(&caps))) return st;
     const kiln_op op = p->w_up ? KILN_OP_GATED_LINEAR_FWD : KILN_OP_LINEAR_FWD;
     const plan pl = make_plan(&a, &caps, op, in_dtype, p->act, p->workspace != NULL);
+    if (!pl.v) return pl.st;
     const size_t need = workspace_bytes(&a, p->w_up != NULL, pl.splits);
     if (p->workspace && p->workspace_bytes < need)
         return kiln_fail(KILN_STATUS_WORKSPACE_TOO_SMALL,
@@ -250,7 +282,5 @@ kiln_status kiln_linear_fwd(kiln_dtype in_dtype, kiln_dtype out_dtype, const kil
     a.k_tiles_per_split = pl.k_tiles_per_split;
     a.part = pl.splits > 1 ? (float *)p->workspace : NULL;
     a.sm_count = caps.sm_count;
-    if (pl.v) return kiln_run(pl.v, &a, stream);
-    kiln_variant_key vk = {op, in_dtype, 128, p->act}; /* no variant: the dispatch reports why */
-    return kiln_dispatch(&vk, &a, stream);
+    return kiln_run(pl.v, &a, stream);
 }

@@ -212,12 +212,11 @@ static kiln_status check_forced(const char *forced)
     return KILN_STATUS_SUCCESS;
 }
 
-const kiln_variant *kiln_choose(const kiln_variant_key *key, const kiln_device_caps *caps)
+const kiln_variant *kiln_choose(const kiln_variant_key *key, const kiln_device_caps *caps, kiln_status *status)
 {
     const char *forced = forced_now();
-    kiln_status st = check_forced(forced);
-    if (st != KILN_STATUS_SUCCESS) return NULL;
-    return kiln_select_from(kiln_variant_table, kiln_variant_table_size, key, caps, forced, &st);
+    if ((*status = check_forced(forced)) != KILN_STATUS_SUCCESS) return NULL;
+    return kiln_select_from(kiln_variant_table, kiln_variant_table_size, key, caps, forced, status);
 }
 
 kiln_status kiln_dispatch(const kiln_variant_key *key, const void *args, kiln_stream stream)

@@ -437,6 +437,15 @@ static void test_fp8_validation(void)
            "linear bf16 in, e4m3 out");
     p = ok, p.scaling = KILN_SCALING_NONE, p.x_scale = p.w_scale = NULL;
     expect(kiln_linear_fwd(bf, e5, &p, NULL), KILN_STATUS_NOT_SUPPORTED, "e5m2", "linear bf16 in, e5m2 out");
+    p = ok, p.x_scale = (const float *)((const char *)c + 64); /* inside y */
+    expect(kiln_linear_fwd(e4, bf, &p, NULL), KILN_STATUS_INVALID_VALUE, "y overlaps x_scale",
+           "linear FP8 y over x_scale");
+    p = ok, p.y_scale = sc + 12, p.y_amax = (float *)((char *)c + 64);
+    expect(kiln_linear_fwd(e4, e4, &p, NULL), KILN_STATUS_INVALID_VALUE, "y_amax overlaps y",
+           "linear e4m3 out, y_amax inside y");
+    p = ok, p.y_scale = sc + 12, p.y_amax = (float *)(sc + 4);
+    expect(kiln_linear_fwd(e4, e4, &p, NULL), KILN_STATUS_INVALID_VALUE, "y_amax overlaps w_scale",
+           "linear e4m3 out, y_amax on w_scale");
 
     /* Every other family: FP8 is refused by name. */
     const float *st = (const float *)(uintptr_t)0x7000000;
