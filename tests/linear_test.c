@@ -60,7 +60,9 @@
  * promoted every 128): they accept it, and reject it with scales of rows
  * swapped, rowwise scales read as one, Wu scaled by w_scale, or no
  * promotion at k = 8192 into f32 (the model's error then grows 60×; into
- * bf16 the output's rounding hides it, which the run reports).
+ * bf16 the output's rounding hides it, which the run reports); with block
+ * scales they reject X's factors of the next k block, the weight's of the
+ * other column block, and X's factors read row-major.
  *
  *   bazel test //tests:linear_test    or, on a GPU machine, ./linear_test
  *   KILN_SEED=N replays a run (the FP8 sweep prints its own seed: replay it
@@ -985,6 +987,58 @@ static void check_fp8_criteria(void)
            err_unpromoted / err_promoted, err_promoted, err_unpromoted);
 }
 
+/* The criteria on block scales: the model sums each 128 of k as above, then
+ * scales it by its blocks' factors (fx[kb], fw[kb]) and adds it into an f32
+ * sum, as the kernels promote. */
+static double model_dot_block(const double *xq, const double *wq, int64_t k, const double *fx, const double *fw)
+{
+    float sum = 0;
+    for (int64_t kb = 0; kb < k / 128; kb++)
+        sum += (float)(fx[kb] * fw[kb]) * (float)model_dot(xq + kb * 128, wq + kb * 128, 128, 128);
+    return (double)sum;
+}
+
+/* Data whose blocks differ along k (vary_blocks), quantized per block: the
+ * criteria accept the right kernel and reject X's factors taken from the
+ * next k block, the weight's from the other 128-column block, and X's read
+ * row-major ([m][k/128]) instead of k-block major. */
+static void check_fp8_block_criteria(void)
+{
+    const int64_t m = 24, n = 256, k = 8192, ld = k, kbs = k / 128;
+    const kiln_dtype dt = KILN_DTYPE_E4M3;
+    rng q = {4343};
+    double *x = fp8_matrix(&q, m, k, ld, 1.0, 0), *w = fp8_matrix(&q, n, k, ld, 1 / sqrt((double)k), 0);
+    vary_blocks(&q, x, m, k, ld, 1);
+    vary_blocks(&q, w, n, k, ld, 128);
+    double *b = fp8_matrix(&q, 1, n, n, 0.5, 0), *xs = hbuf(kbs * m), *ws = hbuf(n / 128 * kbs);
+    double *xq = hbuf(m * ld), *wq = hbuf(n * ld), *ref = hbuf(m * n), *y = hbuf(m * n);
+    double *fx = hbuf(kbs), *fw = hbuf(kbs);
+    quantize_fp8_blocks(dt, x, m, k, ld, 1, xs, xq);
+    quantize_fp8_blocks(dt, w, n, k, ld, 128, ws, wq);
+    ref_linear_fwd(KILN_ACT_GELU_TANH, m, n, k, x, ld, w, ld, b, NULL, 0, NULL, NULL, 0, ref, n);
+    const fp8_reach reach = fp8_reach_of(KILN_ACT_GELU_TANH, m, n, k, ld, x, w, b, NULL, NULL, ref, n, 0);
+    static const char *names[] = {"a right kernel", "X's factors of the next k block",
+                                  "the weight's factors of the other column block", "X's factors read row-major"};
+    for (int bug = 0; bug < 4; bug++) {
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                for (int64_t kb = 0; kb < kbs; kb++) {
+                    const int64_t xb = bug == 1 ? (kb + 1) % kbs : kb, wb = bug == 2 ? (j / 128 + 1) % 2 : j / 128;
+                    fx[kb] = bug == 3 ? xs[(i * kbs + kb) % (kbs * m)] : xs[xb * m + i];
+                    fw[kb] = ws[wb * kbs + kb];
+                }
+                y[i * n + j] = (float)ref_act(KILN_ACT_GELU_TANH, model_dot_block(xq + i * ld, wq + j * ld, k, fx, fw) + b[j]);
+            }
+        const err e = compare(y, ref, m * n);
+        const int pass = fp8_accept(e, KILN_DTYPE_F32, k, reach);
+        tap_ok(bug == 0 ? pass : !pass, "FP8 criteria, model %lldx%lldx%lld block scales, %s: %s (rel %.2e, tol %.2e)",
+               (long long)m, (long long)n, (long long)k, names[bug], pass ? "accepted" : "rejected", e.rel,
+               fp8_tol(KILN_DTYPE_F32, k, reach));
+    }
+    double *hs[] = {x, w, b, xs, ws, xq, wq, ref, y, fx, fw};
+    for (size_t i = 0; i < sizeof hs / sizeof hs[0]; i++) free(hs[i]);
+}
+
 int main(void)
 {
     tap_plan_late();
@@ -992,6 +1046,7 @@ int main(void)
     check_fp8_codec();
     check_fp8_quantization();
     check_fp8_criteria();
+    check_fp8_block_criteria();
     const sweep sw = {"linear", is_linear16, run_variant};
     int tested;
     const int cc = gpu_sweep(&sw, &R, &tested);
