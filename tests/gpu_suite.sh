@@ -44,7 +44,7 @@ secs() { printf '%d.%d s' $(( $1 / 1000 )) $(( $1 % 1000 / 100 )); }
 # The binaries in the order their logs are printed, each with its shards: the
 # long sweeps (linear's and attention's references, every arch's PTX through
 # the driver's JIT) split so that no one process holds the suite up.
-binaries="runtime_test:1 env_variant_test:1 elementwise_test:2 norm_test:3 softmax_test:1 attention_test:4 linear_test:8"
+binaries="runtime_test:1 env_variant_test:1 elementwise_test:2 norm_test:3 softmax_test:1 attention_test:4 linear_test:4"
 [ "${KILN_SUITE_SERIAL:-0}" = 1 ] && binaries="$(echo "$binaries" | sed 's/:[0-9]*/:1/g')"
 # start NAME I N: runs shard I of N of NAME, output to $dir/NAME.I.log, then
 # "exit-status milliseconds" to $dir/NAME.I.rc.
