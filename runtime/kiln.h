@@ -92,7 +92,7 @@ typedef enum kiln_activation {
     KILN_ACT_RELU = 1,
     KILN_ACT_GELU_TANH = 2, /* 0.5·u·(1 + tanh(√(2/π)·(u + 0.044715·u³))); linear's epilogue
                                with a 16-bit or e4m3 y takes the GPU's tanh.approx (error about
-                               2.5e-4 of the value, under y's rounding) */
+                               2.5e-4 of the value, under y's rounding; not on sm_70) */
     KILN_ACT_GELU_ERF = 3,  /* 0.5·u·(1 + erf(u/√2)) */
     KILN_ACT_SILU = 4       /* u·sigmoid(u) */
 } kiln_activation;
