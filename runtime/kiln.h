@@ -94,7 +94,8 @@ typedef enum kiln_activation {
                                with a 16-bit or e4m3 y takes the GPU's tanh.approx (error about
                                2.5e-4 of the value, under y's rounding; not on sm_70) */
     KILN_ACT_GELU_ERF = 3,  /* 0.5·u·(1 + erf(u/√2)) */
-    KILN_ACT_SILU = 4       /* u·sigmoid(u) */
+    KILN_ACT_SILU = 4       /* u·sigmoid(u); in linear's epilogue with a 16-bit or e4m3 y,
+                               sigmoid(u) = (1 + tanh.approx(u/2)) / 2, as for GELU_TANH */
 } kiln_activation;
 
 typedef enum kiln_op {
