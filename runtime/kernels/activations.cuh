@@ -88,34 +88,26 @@ struct ActSilu {
  * operation instead of __expf's and __fdividef's two, which bound a linear
  * epilogue (16 a cycle an SM: a 128 × 256 tile's 32768 sums take 4096
  * cycles with two); tanh.approx's error, at most 2^-10.987, is about 2.5e-4
- * of the value. Every other activation is A::f. (sm_70 has no
- * tanh.approx: A::f there.) */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+ * of the value. Every other activation is A::f. tanh.approx needs sm_75:
+ * code meant for Volta must not call narrow (kiln's sm_70 variants are
+ * compute_75 PTX retargeted to sm_70, so an arch test here cannot tell;
+ * the linear template decides by the variant's arch, kNarrow). */
 __device__ __forceinline__ float tanh_approx(float z)
 {
     float t;
     asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(z));
     return t;
 }
-#endif
 template <typename A> __device__ __forceinline__ float narrow(float u) { return A::f(u); }
 template <> __device__ __forceinline__ float narrow<ActGeluTanh>(float u)
 {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
     const float h = 0.5f * u;
     return fmaf(h, tanh_approx(u * fmaf(ActGeluTanh::k0 * ActGeluTanh::k1, u * u, ActGeluTanh::k0)), h);
-#else
-    return ActGeluTanh::f(u);
-#endif
 }
 template <> __device__ __forceinline__ float narrow<ActSilu>(float u)
 {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
     const float h = 0.5f * u;
     return fmaf(h, tanh_approx(h), h);
-#else
-    return ActSilu::f(u);
-#endif
 }
 
 } /* namespace kiln */
