@@ -288,7 +288,7 @@ space.families = {
     -- (+ R), one GEMM with its epilogue; k split over blocks for small m.
     -- Code paths as attention's: "ampere" (m16n8k16, cp.async pipeline),
     -- "turing" (m16n8k8 pairs, synchronous fills), "volta" (m8n8k4), and
-    -- "hopper" (sm_90a: wgmma from shared memory, 128-row tiles only).
+    -- "hopper" (sm_90a: wgmma from shared memory).
     ops = {
       { name = "linear_fwd", enum = "KILN_OP_LINEAR_FWD" },
       { name = "gated_linear_fwd", enum = "KILN_OP_GATED_LINEAR_FWD" },
@@ -301,10 +301,9 @@ space.families = {
     dtypes = { "f16", "bf16", "e4m3", "e5m2" },
     archs = all(space.archs),
     -- FP8 inputs: sm_89 (mma.sync m16n8k32; Hopper GPUs take sm_90a's) and
-    -- sm_90a, 128-row tiles only.
+    -- sm_90a, 128-row tiles only (small m splits k instead).
     exists = function(v)
-      return v.arch.cc >= v.dtype.min_cc and (not v.arch.specific or v.shape == 128) and
-        (not v.dtype.fp8 or ((v.arch.specific or v.arch.cc == 89) and v.shape == 128))
+      return v.arch.cc >= v.dtype.min_cc and (not v.dtype.fp8 or ((v.arch.specific or v.arch.cc == 89) and v.shape == 128))
     end,
     -- Block tiles of 128 (or 64) rows × 128 output columns (gated: 64 of
     -- each weight), k 64 a stage; 8 warps as 2 × 4 (4 warps as 1 × 4 for 64
@@ -323,6 +322,11 @@ space.families = {
     -- swizzled tiles; 4 stages of 48 KB, one persistent block an SM, 384
     -- threads. The cp.async kernel before it (every warp filling, then
     -- computing) ran at 689 TFLOP/s at 8192³ on an H100 (docs/linear.md).
+    -- Small m (16 bits): 64 rows × 64 weight rows (gated: 64 of each), one
+    -- consumer warpgroup on wgmma m64n64k16 (m64n128k16), 12 stages of 16
+    -- KB (9 of 24 KB), 256 threads: 128 × 4096 × 4096 is 128 tiles, a wave
+    -- with no split of k (cuBLASLt's choice there: 64 × 64 tiles, 13
+    -- stages, no split).
     --
     -- FP8 (sm_90a): the same kernel on wgmma m64n128k32 e4m3 / e5m2, 128 ×
     -- 128 tiles (gated: 64 of each weight) with k 128 a stage (the same
@@ -345,18 +349,20 @@ space.families = {
       local limits = { [70] = 98304, [75] = 65536, [80] = 166912, [86] = 101376, [89] = 101376, [90] = 232448 }
       local weights = v.op.name == "gated_linear_fwd" and 2 or 1
       if v.arch.specific then
-        local b_rows = v.dtype.fp8 and 128 or 256
+        local b_rows = v.dtype.fp8 and 128 or v.shape == 64 and 64 * weights or 256
         local block_n = b_rows // weights
-        local stage = (128 + b_rows) * 128
+        local consumers = v.shape // 64
+        local stage = (v.shape + b_rows) * 128
         local out_cols = block_n % 128 == 0 and 128 or block_n
-        -- Past the stages: two 64-row output buffers in 16 bits, a full and
-        -- an empty barrier a stage, and 1 KB of slack (TMA's 128-byte swizzle
-        -- needs tiles on 1024 bytes). Stages: as many as fit, at most 6.
-        local fixed = 2 * 64 * out_cols * 2 + 1024
-        local stages = math.min(6, (limits[v.arch.cc] - fixed) // (stage + 16))
-        return { path = "hopper", block_m = 128, block_n = block_n, block_k = 128 // v.dtype.bytes,
-                 stages = stages, min_blocks = 1, warps_m = 8, warps_n = 1, threads = 384, out_cols = out_cols,
-                 smem = stages * (stage + 16) + fixed, smem_limit = limits[v.arch.cc],
+        -- Past the stages: a 64-row output buffer in 16 bits per consumer
+        -- warpgroup, a full and an empty barrier a stage, and 1 KB of slack
+        -- (TMA's 128-byte swizzle needs tiles on 1024 bytes). Stages: as many
+        -- as fit, at most 12.
+        local fixed = consumers * 64 * out_cols * 2 + 1024
+        local stages = math.min(12, (limits[v.arch.cc] - fixed) // (stage + 16))
+        return { path = "hopper", block_m = v.shape, block_n = block_n, block_k = 128 // v.dtype.bytes,
+                 stages = stages, min_blocks = 1, warps_m = 4 * consumers, warps_n = 1, threads = 128 * (1 + consumers),
+                 out_cols = out_cols, smem = stages * (stage + 16) + fixed, smem_limit = limits[v.arch.cc],
                  tile_n = block_n, persistent = true }
       end
       local path = v.arch.cc >= 80 and "ampere" or v.arch.cc >= 75 and "turing" or "volta"

@@ -193,9 +193,10 @@ typedef struct plan {
 
 /* Planned from the variants the call would run (the selection table's
  * tile_n and persistent): 128-row tiles while they keep 90 % of the SMs
- * busy; else, for 16 bits, 64-row tiles (the mma.sync kernels: the sm_90a
- * kernel split 8 ways ran 128 × 4096 × 4096 at 91 TFLOP/s on an H100, the
- * sm_90 m64 kernel split 4 ways at 140, same run); then, when the tiles
+ * busy; else, for 16 bits, 64-row tiles (on sm_90a the Hopper kernel's 64 ×
+ * 64 tiles; the 128 × 256 ones split 8 ways ran 128 × 4096 × 4096 at 91
+ * TFLOP/s on an H100, the sm_90 m64 kernel split 4 ways at 140, same run;
+ * FP8 keeps 128 rows and splits k); then, when the tiles
  * leave slots of a wave idle (two blocks an SM for 16 bits, one for FP8 and
  * for persistent kernels) and the caller passed a workspace, k split to
  * fill the waves (kiln_wave_splits), each split keeping at least
