@@ -209,9 +209,9 @@ space.families = {
     -- (mma.sync m16n8k16, cp.async) for sm_80 … sm_90, "turing" (m16n8k8
     -- pairs, synchronous fills) for sm_75, "volta" (m8n8k4, plain shared
     -- loads, P through shared memory) for sm_70; f16 only below sm_80, as
-    -- the dtype says; "hopper" (sm_90a, head dims of whole 64-column
-    -- swizzle rows: 64, 128, 192, 256): wgmma for the blocks of 17 query
-    -- rows and more, ampere's decode kernel for fewer. On an H100 (bf16,
+    -- the dtype says; "hopper" (sm_90a, every head dim, the tiles' rows
+    -- padded to whole 64-column swizzle rows): wgmma for the blocks of 17
+    -- query rows and more, ampere's decode kernel for fewer. On an H100 (bf16,
     -- seq 4096, 2026-11-23, docs/attention.md) it beats sm_90's mma.sync
     -- kernel at each: 295 / 266, 414 / 315, 429 / 276, 458 / 272 TFLOP/s
     -- without a mask.
@@ -224,8 +224,7 @@ space.families = {
     dtypes = { "f16", "bf16" },
     archs = all(space.archs),
     exists = function(v)
-      return v.arch.cc >= 70 and v.arch.cc >= v.dtype.min_cc and
-        (not v.arch.specific or v.shape % 64 == 0)
+      return v.arch.cc >= 70 and v.arch.cc >= v.dtype.min_cc
     end,
     -- Query rows: up to head dim 128, 4 warps of two 16-row mma tiles each
     -- (each K and V fragment feeds two mmas: 177 -> 265 TFLOP/s at head dim
