@@ -2,12 +2,15 @@
  * bench_attention: TFLOP/s of the attention forward, per head dim, mask and
  * variant.
  *
- *   bench_attention [--iters K] [--f16] [--all-archs] [--seq S] [--hdim D] [--only prefill|decode]
+ *   bench_attention [--iters K] [--f16] [--all-archs] [--seq S] [--hdim D] [--only prefill|varlen|decode]
  *
  * Prefill: head dims 64, 128 and 256 (or --hdim's), batch × heads filling
  * the GPU (4 × 16 at seq 4096, scaled so batch·heads·seq stays 262144),
  * BSHD, heads_q = heads_kv. FLOPs: 4·seq_q·seq_k·head_dim per (batch,
  * head), halved for causal (the half computed).
+ * Varlen: a packed batch of 8 sequences of mixed lengths (VARLEN_LENS,
+ * 16384 rows in all, the longest first), 16 heads, head dim 128 (or
+ * --hdim's), cu_seqlens, none and causal; FLOPs summed per sequence.
  * Decode: one query row per (batch, head), head dim 128, BHSD K and V of
  * 32768 keys, batch 64 × 32 heads (the K and V reads alone: 34 GB), then
  * batch 1 and 4 with and without the split workspace; GB/s of K and V read
@@ -84,6 +87,55 @@ static void fill_tiled(void *dev, int64_t n, kiln_dtype dt, uint64_t seed)
     }
 }
 
+/* The varlen batch's sequence lengths: the longest first, so check()'s
+ * batch 0 is a whole sequence of seq_q = seq_k rows. */
+static const int VARLEN_LENS[] = {4096, 512, 2048, 1024, 3072, 256, 1280, 4096};
+enum { VARLEN_N = sizeof VARLEN_LENS / sizeof VARLEN_LENS[0] };
+
+static void varlen(kiln_dtype dt, int iters, int d)
+{
+    const int heads = 16;
+    int32_t cu[VARLEN_N + 1] = {0};
+    char lens[128] = "";
+    for (int i = 0; i < VARLEN_N; i++) {
+        cu[i + 1] = cu[i] + VARLEN_LENS[i];
+        snprintf(lens + strlen(lens), sizeof lens - strlen(lens), "%s%d", i ? "," : "", VARLEN_LENS[i]);
+    }
+    const int64_t total = cu[VARLEN_N], n = total * heads * d;
+    void *q, *k, *v, *o, *dcu;
+    CHECK(cudaMalloc(&q, (size_t)n * 2));
+    CHECK(cudaMalloc(&k, (size_t)n * 2));
+    CHECK(cudaMalloc(&v, (size_t)n * 2));
+    CHECK(cudaMalloc(&o, (size_t)n * 2));
+    CHECK(cudaMalloc(&dcu, sizeof cu));
+    CHECK(cudaMemcpy(dcu, cu, sizeof cu, cudaMemcpyHostToDevice));
+    bench_fill_random(q, n, dt, 7, -1, 1);
+    bench_fill_random(k, n, dt, 8, -1, 1);
+    bench_fill_random(v, n, dt, 9, -1, 1);
+    const int64_t st[3] = {0, (int64_t)heads * d, d};
+    for (int causal = 0; causal <= 1; causal++) {
+        run_ctx rc = {dt, {VARLEN_N, VARLEN_LENS[0], VARLEN_LENS[0], heads, heads, d, q, k, v, o, {st[0], st[1], st[2]},
+                           {st[0], st[1], st[2]}, {st[0], st[1], st[2]}, {st[0], st[1], st[2]},
+                           (float)(1.0 / sqrt((double)d)), causal, -1, -1, dcu, dcu, NULL}};
+        double flops = 0.0;
+        for (int i = 0; i < VARLEN_N; i++)
+            flops += 4.0 * heads * (double)VARLEN_LENS[i] * VARLEN_LENS[i] * d * (causal ? 0.5 : 1.0);
+        const double err = check(&rc, 4);
+        const float ms = bench_time_ms(run, &rc, iters);
+        const double tf = flops / (ms * 1e-3) / 1e12;
+        printf("%-10s %5d %-32s %9.4f %9.1f %9.2e  varlen %s\n", causal ? "causal" : "none", d, kiln_last_variant(), ms,
+               tf, err, lens);
+        printf("BENCH op=attention_varlen mask=%s hdim=%d variant=%s dtype=%s heads=%d lens=%s ms=%.5f TFLOPs=%.1f "
+               "rel_err=%.2e\n",
+               causal ? "causal" : "none", d, kiln_last_variant(), kiln_dtype_name(dt), heads, lens, ms, tf, err);
+    }
+    CHECK(cudaFree(q));
+    CHECK(cudaFree(k));
+    CHECK(cudaFree(v));
+    CHECK(cudaFree(o));
+    CHECK(cudaFree(dcu));
+}
+
 static void decode(kiln_dtype dt, int iters, int batch, int heads, int seq_k, int use_workspace)
 {
     const int d = 128;
@@ -135,7 +187,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--all-archs")) all_archs = 1;
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--iters K] [--seq S] [--hdim D] [--f16] [--all-archs] [--only prefill|decode]\n",
+            fprintf(stderr,
+                    "usage: %s [--iters K] [--seq S] [--hdim D] [--f16] [--all-archs] [--only prefill|varlen|decode]\n",
                     argv[0]);
             return 2;
         }
@@ -193,6 +246,7 @@ int main(int argc, char **argv)
         CHECK(cudaFree(v));
         CHECK(cudaFree(o));
     }
+    if (!only || !strcmp(only, "varlen")) varlen(dt, iters, hdim ? hdim : 128);
     if (!only || !strcmp(only, "decode")) {
         decode(dt, iters, 64, 32, 32768, 1);
         for (int b = 1; b <= 4; b *= 4)

@@ -9,10 +9,13 @@ each figure is the median of samples of 10 back-to-back calls, as in kiln's.
     python3 bench/peers.py --bench path/to/bench_elementwise
     python3 bench/peers.py --bench path/to/bench_norm [--only softmax]
     python3 bench/peers.py --bench path/to/bench_attention --iters 10
+    python3 bench/peers.py --bench path/to/bench_attention --iters 10 --only prefill -- --seq 1024 --hdim 128
     python3 bench/peers.py --bench path/to/bench_linear --iters 10
 
 bench_linear's FP8 lines (dtype=e4m3) get torch._scaled_mm, per-tensor and
-rowwise, plain and with kiln's bias + gelu_tanh epilogue.
+rowwise, plain and with kiln's bias + gelu_tanh epilogue. bench_attention's
+varlen lines get SDPA on nested (jagged) tensors of the same lengths, the
+form PyTorch takes variable lengths in. Arguments after `--` go to the bench.
 """
 import argparse
 import os
@@ -154,6 +157,9 @@ def attention_peers(out, iters):
             del q, k, v
             torch.cuda.empty_cache()
             continue
+        if line.startswith("BENCH op=attention_varlen"):
+            varlen_peers(line, backends, iters)
+            continue
         if not (line.startswith("BENCH op=attention") and "selected=1" in line):
             continue
         f = dict(kv.split("=", 1) for kv in line.split()[1:])
@@ -172,6 +178,30 @@ def attention_peers(out, iters):
                 res[name] = float("nan")
             print(f"PEER op=attention mask={f['mask']} hdim={d} peer=sdpa_{name} TFLOPs={res[name]:.1f}")
         print(f"{f['mask']:8s} {d:5d} {float(f['TFLOPs']):8.1f} " + " ".join(f"{res[n]:10.1f}" for n in backends))
+
+
+def varlen_peers(line, backends, iters):
+    """SDPA on nested (jagged) tensors of the varlen line's lengths."""
+    from torch.nn.attention import sdpa_kernel
+    f = dict(kv.split("=", 1) for kv in line.split()[1:])
+    lens = [int(x) for x in f["lens"].split(",")]
+    h, d, causal = int(f["heads"]), int(f["hdim"]), f["mask"] == "causal"
+    dt = torch.bfloat16 if f["dtype"] == "bf16" else torch.float16
+    flops = sum(4.0 * h * s * s * d * (0.5 if causal else 1.0) for s in lens)
+    q, k, v = (torch.nested.nested_tensor([torch.rand(s, h, d, device="cuda", dtype=dt).sub_(0.5) for s in lens],
+                                          layout=torch.jagged).transpose(1, 2) for _ in range(3))
+    res = {}
+    for name, be in backends.items():
+        try:
+            with sdpa_kernel([be]):
+                ms = bench(lambda t: F.scaled_dot_product_attention(q, k, v, is_causal=causal), None, iters)
+            res[name] = flops / (ms * 1e-3) / 1e12
+        except (RuntimeError, NotImplementedError):
+            res[name] = float("nan")
+        print(f"PEER op=attention_varlen mask={f['mask']} hdim={d} lens={f['lens']} peer=sdpa_{name} "
+              f"TFLOPs={res[name]:.1f}")
+    print(f"{f['mask']:8s} {d:5d} {float(f['TFLOPs']):8.1f} " + " ".join(f"{res[n]:10.1f}" for n in backends) +
+          f"   (varlen {f['lens']})")
 
 
 def linear_peers(out, iters):
@@ -280,10 +310,11 @@ def main():
     ap.add_argument("--only", help="passed on to the bench: the labels to run")
     ap.add_argument("--compile", default="all",
                     help="labels also timed through torch.compile (comma-separated, or 'all')")
+    ap.add_argument("bench_args", nargs="*", help="after --: passed on to the bench (e.g. --seq 1024 --hdim 128)")
     args = ap.parse_args()
     norm = "norm" in os.path.basename(args.bench)
 
-    cmd = [args.bench, "--iters", str(args.iters)] + (["--only", args.only] if args.only else [])
+    cmd = [args.bench, "--iters", str(args.iters)] + (["--only", args.only] if args.only else []) + args.bench_args
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     print(out, end="")
     if "attention" in os.path.basename(args.bench):
