@@ -168,28 +168,14 @@ def attention_peers(out, iters):
         dt = torch.bfloat16 if f["dtype"] == "bf16" else torch.float16
         q, k, v = (torch.rand(b, s, h, d, device="cuda", dtype=dt).sub_(0.5).transpose(1, 2) for _ in range(3))
         flops = 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
-        res = {}
-        for name, be in backends.items():
-            try:
-                with sdpa_kernel([be]):
-                    ms = bench(lambda t: F.scaled_dot_product_attention(q, k, v, is_causal=causal), None, iters)
-                res[name] = flops / (ms * 1e-3) / 1e12
-            except RuntimeError:
-                res[name] = float("nan")
-            print(f"PEER op=attention mask={f['mask']} hdim={d} peer=sdpa_{name} TFLOPs={res[name]:.1f}")
+        res = sdpa_tflops(q, k, v, causal, flops, backends, iters, f"op=attention mask={f['mask']} hdim={d}")
         print(f"{f['mask']:8s} {d:5d} {float(f['TFLOPs']):8.1f} " + " ".join(f"{res[n]:10.1f}" for n in backends))
 
 
-def varlen_peers(line, backends, iters):
-    """SDPA on nested (jagged) tensors of the varlen line's lengths."""
+def sdpa_tflops(q, k, v, causal, flops, backends, iters, key):
+    """TFLOP/s of SDPA on q, k, v through each backend (nan where it has no
+    kernel for them), each printed as a PEER line with `key`."""
     from torch.nn.attention import sdpa_kernel
-    f = dict(kv.split("=", 1) for kv in line.split()[1:])
-    lens = [int(x) for x in f["lens"].split(",")]
-    h, d, causal = int(f["heads"]), int(f["hdim"]), f["mask"] == "causal"
-    dt = torch.bfloat16 if f["dtype"] == "bf16" else torch.float16
-    flops = sum(4.0 * h * s * s * d * (0.5 if causal else 1.0) for s in lens)
-    q, k, v = (torch.nested.nested_tensor([torch.rand(s, h, d, device="cuda", dtype=dt).sub_(0.5) for s in lens],
-                                          layout=torch.jagged).transpose(1, 2) for _ in range(3))
     res = {}
     for name, be in backends.items():
         try:
@@ -198,8 +184,21 @@ def varlen_peers(line, backends, iters):
             res[name] = flops / (ms * 1e-3) / 1e12
         except (RuntimeError, NotImplementedError):
             res[name] = float("nan")
-        print(f"PEER op=attention_varlen mask={f['mask']} hdim={d} lens={f['lens']} peer=sdpa_{name} "
-              f"TFLOPs={res[name]:.1f}")
+        print(f"PEER {key} peer=sdpa_{name} TFLOPs={res[name]:.1f}")
+    return res
+
+
+def varlen_peers(line, backends, iters):
+    """SDPA on nested (jagged) tensors of the varlen line's lengths."""
+    f = dict(kv.split("=", 1) for kv in line.split()[1:])
+    lens = [int(x) for x in f["lens"].split(",")]
+    h, d, causal = int(f["heads"]), int(f["hdim"]), f["mask"] == "causal"
+    dt = torch.bfloat16 if f["dtype"] == "bf16" else torch.float16
+    flops = sum(4.0 * h * s * s * d * (0.5 if causal else 1.0) for s in lens)
+    q, k, v = (torch.nested.nested_tensor([torch.rand(s, h, d, device="cuda", dtype=dt).sub_(0.5) for s in lens],
+                                          layout=torch.jagged).transpose(1, 2) for _ in range(3))
+    res = sdpa_tflops(q, k, v, causal, flops, backends, iters,
+                      f"op=attention_varlen mask={f['mask']} hdim={d} lens={f['lens']}")
     print(f"{f['mask']:8s} {d:5d} {float(f['TFLOPs']):8.1f} " + " ".join(f"{res[n]:10.1f}" for n in backends) +
           f"   (varlen {f['lens']})")
 
