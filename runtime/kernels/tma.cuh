@@ -52,30 +52,44 @@ inline TensorMapEncodeTiled tensor_map_encoder()
     return fn;
 }
 
-/* A map of a row-major matrix of `rows` rows × `cols` elements of `type`,
- * rows `ld_bytes` apart, moved in boxes of box_rows × box_cols (the box's
- * rows of 128 bytes at most, 128-byte swizzled as wgmma reads them). Loads
- * of boxes reaching past the matrix read zeros there; stores skip it. */
-inline kiln_status tensor_map_2d(CUtensorMap *map, const char *variant, const char *what, CUtensorMapDataType type,
-                                 const void *base, int64_t rows, int64_t cols, int64_t ld_bytes, int box_rows,
-                                 int box_cols)
+/* A map of a row-major tensor of RANK dimensions of `type`, dims[0] the
+ * contiguous one (elements), strides[i] the bytes between steps of dims[i +
+ * 1], moved in boxes of box[i] elements (box[0] of 128 bytes at most,
+ * 128-byte swizzled as wgmma reads them). Loads of boxes reaching past the
+ * tensor read zeros there; stores skip it. */
+template <int RANK>
+inline kiln_status tensor_map(CUtensorMap *map, const char *variant, const char *what, CUtensorMapDataType type,
+                              const void *base, const int64_t (&dims)[RANK], const int64_t (&strides)[RANK - 1],
+                              const int (&box)[RANK])
 {
     const TensorMapEncodeTiled encode = tensor_map_encoder();
     if (!encode)
         return kiln_fail(KILN_STATUS_CUDA_ERROR, "%s: the driver has no cuTensorMapEncodeTiled (CUDA 12.0 or later)",
                          variant);
-    const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
-    const cuuint64_t strides[1] = {(cuuint64_t)ld_bytes};
-    const cuuint32_t box[2] = {(cuuint32_t)box_cols, (cuuint32_t)box_rows};
-    const cuuint32_t unit[2] = {1, 1};
-    const CUresult r = encode(map, type, 2, const_cast<void *>(base), dims, strides, box, unit,
-                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    cuuint64_t d[RANK], st[RANK - 1];
+    cuuint32_t b[RANK], unit[RANK];
+    for (int i = 0; i < RANK; ++i) d[i] = (cuuint64_t)dims[i], b[i] = (cuuint32_t)box[i], unit[i] = 1;
+    for (int i = 0; i < RANK - 1; ++i) st[i] = (cuuint64_t)strides[i];
+    const CUresult r = encode(map, type, RANK, const_cast<void *>(base), d, st, b, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
         return kiln_fail(KILN_STATUS_CUDA_ERROR,
-                         "%s: cuTensorMapEncodeTiled for %s (%lld × %lld, row stride %lld bytes) failed with %d",
-                         variant, what, (long long)rows, (long long)cols, (long long)ld_bytes, (int)r);
+                         "%s: cuTensorMapEncodeTiled for %s (%d dimensions, %lld × %lld …, stride %lld bytes) failed "
+                         "with %d",
+                         variant, what, RANK, (long long)dims[1], (long long)dims[0], (long long)strides[0], (int)r);
     return KILN_STATUS_SUCCESS;
+}
+
+/* A row-major matrix of `rows` rows × `cols` elements, rows `ld_bytes`
+ * apart, in boxes of box_rows × box_cols. */
+inline kiln_status tensor_map_2d(CUtensorMap *map, const char *variant, const char *what, CUtensorMapDataType type,
+                                 const void *base, int64_t rows, int64_t cols, int64_t ld_bytes, int box_rows,
+                                 int box_cols)
+{
+    const int64_t dims[2] = {cols, rows}, strides[1] = {ld_bytes};
+    const int box[2] = {box_cols, box_rows};
+    return tensor_map<2>(map, variant, what, type, base, dims, strides, box);
 }
 
 /* ---- Device ------------------------------------------------------------- */
@@ -121,6 +135,16 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, const CUtensorMap *map
 {
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
                  ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(col), "r"(row), "r"(bar)
+                 : "memory");
+}
+
+/* The box at (c0, c1, c2, c3) of a 4-d `map` into shared memory at dst. */
+__device__ __forceinline__ void tma_load_4d(unsigned dst, const CUtensorMap *map, int c0, int c1, int c2, int c3,
+                                            unsigned bar)
+{
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4, %5}], [%6];\n"
+                 ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
                  : "memory");
 }
 
