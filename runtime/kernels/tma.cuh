@@ -186,6 +186,13 @@ __device__ __forceinline__ void named_sync(int id, int threads)
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+/* An arrival on barrier `id` of `threads` without waiting (the other side
+ * syncs on it). */
+__device__ __forceinline__ void named_arrive(int id, int threads)
+{
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 } /* namespace kiln */
 
 #endif /* KILN_KERNELS_TMA_CUH */
