@@ -1,6 +1,7 @@
 /*
- * ref_attention.c: see ref_attention.h. Two passes per row: the max of the
- * visible scores, then the weights and their sum.
+ * ref_attention.c: see ref_attention.h. Forward: two passes per row, the
+ * max of the visible scores, then the weights and their sum. Backward (at
+ * the end): P recomputed a row at a time, threads over kv heads.
  *
  * Each query row (head, position) is computed on its own (rows are shared
  * among threads, par.h), its sums taken in key order from key 0 as the
@@ -99,4 +100,80 @@ void ref_attention(int sq, int sk, int hq, int hkv, int d, const double *q, cons
     /* Chunks of about 2^18 multiply-adds (a row: 2·sk·d at most). */
     const int64_t per_row = 2 * (int64_t)(sk > 0 ? sk : 1) * (d > 0 ? d : 1);
     par_for((int64_t)hq * sq, ((int64_t)1 << 18) / per_row + 1, attn_rows, &J);
+}
+
+typedef struct attn_bwd_job {
+    int sq, sk, hq, hkv, d, left, right;
+    const double *q, *k, *v, *dout;
+    int64_t q_row, q_head, kv_row, kv_head;
+    double scale;
+    double *dq, *dk, *dv;
+} attn_bwd_job;
+
+/* KV heads [lo, hi): each owns its dk and dv and its query heads' dq, so
+ * jobs never write the same element, and every sum runs in a fixed order. */
+static void attn_bwd_heads(void *ctx, int64_t lo, int64_t hi)
+{
+    const attn_bwd_job *J = ctx;
+    const int d = J->d, group = J->hq / J->hkv;
+    const int64_t shift = (int64_t)J->sk - J->sq;
+    double *p = malloc((size_t)(J->sk > 0 ? J->sk : 1) * sizeof(double));
+    double *o = malloc((size_t)(d > 0 ? d : 1) * sizeof(double));
+    if (!p || !o) {
+        fprintf(stderr, "ref_attention_bwd: out of host memory\n");
+        exit(1);
+    }
+    for (int64_t hk = lo; hk < hi; hk++) {
+        const double *kh = J->k + hk * J->kv_head, *vh = J->v + hk * J->kv_head;
+        double *dkh = J->dk + hk * J->kv_head, *dvh = J->dv + hk * J->kv_head;
+        for (int j = 0; j < J->sk; j++)
+            for (int e = 0; e < d; e++) dkh[j * J->kv_row + e] = dvh[j * J->kv_row + e] = 0;
+        for (int h = (int)hk * group; h < (int)(hk + 1) * group; h++)
+            for (int i = 0; i < J->sq; i++) {
+                const double *qr = J->q + i * J->q_row + h * J->q_head, *gr = J->dout + i * J->q_row + h * J->q_head;
+                double *dqr = J->dq + i * J->q_row + h * J->q_head;
+                for (int e = 0; e < d; e++) dqr[e] = 0;
+                int64_t j0 = J->left < 0 ? 0 : i + shift - J->left, j1 = J->right < 0 ? J->sk : i + shift + J->right + 1;
+                if (j0 < 0) j0 = 0;
+                if (j1 > J->sk) j1 = J->sk;
+                if (j0 >= j1) continue;
+                double mx = -INFINITY, sum = 0, dsum = 0;
+                for (int64_t j = j0; j < j1; j++) {
+                    double t = 0;
+                    for (int e = 0; e < d; e++) t += qr[e] * kh[j * J->kv_row + e];
+                    p[j] = t * J->scale;
+                    if (p[j] > mx) mx = p[j];
+                }
+                for (int64_t j = j0; j < j1; j++) sum += (p[j] = exp(p[j] - mx));
+                for (int e = 0; e < d; e++) o[e] = 0;
+                for (int64_t j = j0; j < j1; j++) {
+                    p[j] /= sum;
+                    for (int e = 0; e < d; e++) o[e] += p[j] * vh[j * J->kv_row + e];
+                }
+                for (int e = 0; e < d; e++) dsum += gr[e] * o[e]; /* D */
+                for (int64_t j = j0; j < j1; j++) {
+                    const double *kr = kh + j * J->kv_row, *vr = vh + j * J->kv_row;
+                    double dp = 0;
+                    for (int e = 0; e < d; e++) dp += gr[e] * vr[e];
+                    const double ds = p[j] * (dp - dsum);
+                    for (int e = 0; e < d; e++) {
+                        dqr[e] += J->scale * ds * kr[e];
+                        dkh[j * J->kv_row + e] += J->scale * ds * qr[e];
+                        dvh[j * J->kv_row + e] += p[j] * gr[e];
+                    }
+                }
+            }
+    }
+    free(p);
+    free(o);
+}
+
+void ref_attention_bwd(int sq, int sk, int hq, int hkv, int d, const double *q, const double *k, const double *v,
+                       const double *dout, int64_t q_row, int64_t q_head, int64_t kv_row, int64_t kv_head,
+                       double scale, int left, int right, double *dq, double *dk, double *dv)
+{
+    if (hkv <= 0) return;
+    attn_bwd_job J = {sq, sk, hq, hkv, d, left, right, q, k, v, dout, q_row, q_head, kv_row, kv_head, scale,
+                      dq, dk, dv};
+    par_for(hkv, 1, attn_bwd_heads, &J);
 }
