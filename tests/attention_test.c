@@ -4,7 +4,8 @@
  *
  * Cases: seq 1, 17, 100, 257, 1000; seq_q ≠ seq_k both ways (causal then
  * leaves rows that see no key: O = 0, lse = -Inf); GQA 4:2 and 8:1 (MQA);
- * causal; a sliding window; BSHD and BHSD strides; variable-length batches;
+ * causal; a sliding window; BSHD and BHSD strides; K and V shared by the
+ * batch (batch stride 0); variable-length batches;
  * head dims of the variant's own size, 8 less and 3 less (padding handled
  * inside: the inputs' padding columns hold NaN, which must never be read,
  * and the output's must keep their poison). Decode: seq_q 1 to 16 against
@@ -32,7 +33,7 @@
 
 static rng R;
 
-enum layout { BSHD, BHSD, VARLEN };
+enum layout { BSHD, BHSD, VARLEN, SHARED_KV }; /* SHARED_KV: BSHD, K and V one batch's, stride 0 across it */
 
 typedef struct attn_case {
     int batch, sq, sk, hq, hkv, d_less;
@@ -59,6 +60,7 @@ static const attn_case cases[] = {
     {2, 3, 3500, 4, 4, 0, 1, -1, -1, VARLEN, {3, 1}, {2000, 3500}, 1},
     {1, 200, 3000, 2, 1, 0, 1, -1, -1, BSHD, {0}, {0}, 1},  /* prefill blocks split: causal, GQA, a ragged last block */
     {2, 40, 2000, 2, 2, 8, 0, 100, 0, BHSD, {0}, {0}, 1},   /* few rows split: a window, ragged head dim */
+    {2, 130, 150, 4, 2, 0, 1, -1, -1, SHARED_KV, {0}, {0}}, /* K and V broadcast over the batch: causal, GQA */
 };
 
 static double *hbuf(int64_t n)
@@ -94,11 +96,14 @@ static void run_case(const kiln_variant_info *v, const attn_case *c)
         }
     }
     /* Rows of each tensor: batch × seq, or the packed total. */
-    const int64_t rq = vl ? cu_q[c->batch] : (int64_t)c->batch * sq, rk = vl ? cu_k[c->batch] : (int64_t)c->batch * sk;
+    const int shared = c->layout == SHARED_KV;
+    const int64_t rq = vl ? cu_q[c->batch] : (int64_t)c->batch * sq;
+    const int64_t rk = vl ? cu_k[c->batch] : shared ? sk : (int64_t)c->batch * sk;
     const int64_t nq = rq * c->hq * dp, nk = rk * c->hkv * dp;
     int64_t qs[3], ks[3];
     strides(c->layout, sq, c->hq, dp, qs);
     strides(c->layout, sk, c->hkv, dp, ks);
+    if (shared) ks[0] = 0;
     double *q = hbuf(nq), *k = hbuf(nk), *vv = hbuf(nk), *ref = hbuf(nq), *got = hbuf(nq);
     double *lse_ref = hbuf(rq * c->hq);
     for (int64_t i = 0; i < nq; i++) q[i] = i % dp < d ? rng_uniform(&R, -1, 1) : NAN;
@@ -177,7 +182,7 @@ static void run_case(const kiln_variant_info *v, const attn_case *c)
         free(hl);
     }
     if (c->split) dbuf_free(&ws);
-    static const char *layouts[] = {"BSHD", "BHSD", "varlen"};
+    static const char *layouts[] = {"BSHD", "BHSD", "varlen", "BSHD, K and V shared by the batch"};
     tap_ok(ok, "%s b%d sq%d sk%d h%d/%d d%d %s%s window(%d,%d)%s: rel %.2e max_abs %.2e lse %.1e", v->name, c->batch,
            sq, sk, c->hq, c->hkv, d, layouts[c->layout], c->causal ? " causal" : "", c->left, c->causal ? 0 : c->right,
            c->split ? " split" : "", e.rel, e.max_abs, lse_err);
