@@ -33,7 +33,9 @@
 
 static rng R;
 
-enum layout { BSHD, BHSD, VARLEN, SHARED_KV }; /* SHARED_KV: BSHD, K and V one batch's, stride 0 across it */
+/* SHARED_KV: BSHD, K and V one batch's, stride 0 across the batch (and
+ * across heads where there is one kv head) */
+enum layout { BSHD, BHSD, VARLEN, SHARED_KV };
 
 typedef struct attn_case {
     int batch, sq, sk, hq, hkv, d_less;
@@ -61,6 +63,7 @@ static const attn_case cases[] = {
     {1, 200, 3000, 2, 1, 0, 1, -1, -1, BSHD, {0}, {0}, 1},  /* prefill blocks split: causal, GQA, a ragged last block */
     {2, 40, 2000, 2, 2, 8, 0, 100, 0, BHSD, {0}, {0}, 1},   /* few rows split: a window, ragged head dim */
     {2, 130, 150, 4, 2, 0, 1, -1, -1, SHARED_KV, {0}, {0}}, /* K and V broadcast over the batch: causal, GQA */
+    {1, 130, 150, 4, 1, 0, 0, -1, -1, SHARED_KV, {0}, {0}}, /* strides of 0 over one batch and one kv head */
 };
 
 static double *hbuf(int64_t n)
@@ -103,7 +106,7 @@ static void run_case(const kiln_variant_info *v, const attn_case *c)
     int64_t qs[3], ks[3];
     strides(c->layout, sq, c->hq, dp, qs);
     strides(c->layout, sk, c->hkv, dp, ks);
-    if (shared) ks[0] = 0;
+    if (shared) ks[0] = 0, ks[2] = c->hkv == 1 ? 0 : ks[2];
     double *q = hbuf(nq), *k = hbuf(nk), *vv = hbuf(nk), *ref = hbuf(nq), *got = hbuf(nq);
     double *lse_ref = hbuf(rq * c->hq);
     for (int64_t i = 0; i < nq; i++) q[i] = i % dp < d ? rng_uniform(&R, -1, 1) : NAN;
