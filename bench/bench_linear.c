@@ -9,9 +9,11 @@
  * 8192 × 4096 (each weight) × 4096, and decode-sized 1 × 4096 × 4096 and
  * 16 × 4096 × 4096. bf16 in and out. FLOPs: 2·m·n·k per weight.
  * Then FP8 (--fp8: only these; --no-fp8: none): e4m3 in, bf16 out, the
- * first three shapes with bias + gelu_tanh, scales per tensor, rowwise and
- * in blocks (1 × 128 of X, 128 × 128 of W), beside cuBLASLt's FP8 matmul
- * with the same scales (bench_case_fp8). Their table rows name the scaling
+ * first three shapes with bias + gelu_tanh, and the first two plain (no
+ * bias, no activation: the work of a plain `torch._scaled_mm`), scales per
+ * tensor, rowwise and in blocks (1 × 128 of X, 128 × 128 of W), beside
+ * cuBLASLt's FP8 matmul with the same scales (bench_case_fp8; a plain row's ratio is
+ * against cuBLASLt plain). Their table rows name the scaling
  * after the shape (/tensor, /row, /block); their BENCH lines carry
  * dtype=e4m3 out=bf16 scaling=tensor|rowwise|block. Without an FP8
  * variant for this GPU, kiln's columns are nan (the reason on stderr).
@@ -397,9 +399,10 @@ static void bench_case_fp8(const lin_case *c, int scaling, int iters, int l2, cu
     for (int64_t i = 0; i < nxs; i++) xs[i] = (float)((1.0 + 0.5 * (double)(i % 7) / 7) / 448);
     for (int64_t j = 0; j < nws; j++) ws[j] = (float)((1.0 + 0.5 * (double)(j % 5) / 5) / 448);
     uint64_t s = 77;
+    const int plain = c->act == KILN_ACT_NONE; /* no bias either; the reference's is 0 */
     for (int64_t j = 0; j < c->n; j++) {
         s = s * 6364136223846793005ull + 1442695040888963407ull;
-        bias16[j] = f32_to_bf16((float)(-1.0 + 2.0 * (double)(s >> 11) / 9007199254740992.0));
+        bias16[j] = f32_to_bf16(plain ? 0.0f : (float)(-1.0 + 2.0 * (double)(s >> 11) / 9007199254740992.0));
         bias[j] = bf16_to_f32(bias16[j]);
     }
     void *dxs, *dws, *bufs[MAX_SETS][4] = {{0}}; /* x, w, bias (f32), y */
@@ -423,7 +426,7 @@ static void bench_case_fp8(const lin_case *c, int scaling, int iters, int l2, cu
         CHECK(cudaMalloc(&r.lt_bias[st], sizeof(uint16_t) * (size_t)c->n));
         CHECK(cudaMemcpy(r.lt_bias[st], bias16, sizeof(uint16_t) * (size_t)c->n, cudaMemcpyHostToDevice));
         CHECK(cudaMalloc(&bufs[st][3], (size_t)(c->m * c->n) * 2));
-        kiln_linear_params p = {c->m, c->n, c->k, bufs[st][0], 0, bufs[st][1], 0, bufs[st][2], NULL, 0, NULL, NULL,
+        kiln_linear_params p = {c->m, c->n, c->k, bufs[st][0], 0, bufs[st][1], 0, plain ? NULL : bufs[st][2], NULL, 0, NULL, NULL,
                                 0, bufs[st][3], 0, c->act, NULL, 0,
                                 modes[scaling], dxs, dws, NULL};
         r.p[st] = p;
@@ -457,7 +460,7 @@ static void bench_case_fp8(const lin_case *c, int scaling, int iters, int l2, cu
     lt_setup_fp8(&r, c);
     const int64_t cmp = c->m * c->n > 1 << 22 ? 1 << 22 : c->m * c->n;
     double *mine = kst == KILN_STATUS_SUCCESS ? bench_download(r.p[0].y, cmp, KILN_DTYPE_BF16) : NULL;
-    for (int w = 0; w < 2; w++) {
+    for (int w = plain; w < 2; w++) { /* a plain case: cuBLASLt plain alone, the output compared with it */
         if (!r.pl.have[w]) continue;
         r.which = w;
         if (run_lt_fp8(&r, 0) != KILN_STATUS_SUCCESS) {
@@ -466,7 +469,7 @@ static void bench_case_fp8(const lin_case *c, int scaling, int iters, int l2, cu
             continue;
         }
         CHECK(cudaDeviceSynchronize());
-        if (w == 0 && mine) {
+        if (w == plain && mine) {
             double *theirs = bench_download(r.p[0].y, cmp, KILN_DTYPE_BF16);
             lt_err = bench_rel_err(mine, theirs, cmp);
             free(theirs);
@@ -479,7 +482,7 @@ static void bench_case_fp8(const lin_case *c, int scaling, int iters, int l2, cu
     snprintf(shape, sizeof shape, "%lldx%lldx%lld/%s", (long long)c->m, (long long)c->n, (long long)c->k,
              scaling == FP8_BLOCK ? "block" : scaling == FP8_ROWWISE ? "row" : "tensor");
     printf("%-22s %-10s %-40s %9.4f %8.1f %10.1f %10.1f %8.2f %9.2e %9.2e\n", shape, kiln_activation_name(c->act),
-           variant, ms, tf, lt_tf[0], lt_tf[1], tf / lt_tf[0], err, lt_err);
+           variant, ms, tf, lt_tf[0], lt_tf[1], tf / lt_tf[plain], err, lt_err);
     printf("BENCH op=linear act=%s m=%lld n=%lld k=%lld dtype=e4m3 out=bf16 scaling=%s variant=%s workspace=%zu "
            "sets=%d ms=%.5f TFLOPs=%.1f cublaslt_epilogue_TFLOPs=%.1f cublaslt_plain_TFLOPs=%.1f rel_err=%.2e "
            "vs_cublaslt=%.2e\n",
@@ -590,6 +593,8 @@ int main(int argc, char **argv)
         {8192, 8192, 8192, 0, KILN_ACT_GELU_TANH},
         {16384, 4096, 1024, 0, KILN_ACT_GELU_TANH},
         {128, 4096, 4096, 0, KILN_ACT_GELU_TANH},
+        {8192, 8192, 8192, 0, KILN_ACT_NONE},
+        {16384, 4096, 1024, 0, KILN_ACT_NONE},
     };
     if (run8) printf("FP8: e4m3 in, bf16 out, f32 bias; scales per tensor (/tensor), rowwise (/row), blocks (/block)\n");
     for (size_t i = 0; run8 && i < sizeof fp8_cases / sizeof fp8_cases[0]; i++)

@@ -248,7 +248,8 @@ def fp8_linear_peers(out, iters):
     mode gives nan, and bench_linear's cuBLASLt column is the peer); use_fast_accum
     off (it promotes, as kiln does). Plain, and with
     kiln's epilogue: bias (bf16, inside _scaled_mm) then gelu_tanh (eager: a
-    kernel of its own; compile: what Inductor makes of it)."""
+    kernel of its own; compile: what Inductor makes of it). kiln's plain
+    lines (act=none: no bias either) get the plain peer alone, the same work."""
     lines = [l for l in out.splitlines() if l.startswith("BENCH op=linear") and " dtype=e4m3 " in l]
     if not lines:
         return
@@ -284,6 +285,9 @@ def fp8_linear_peers(out, iters):
         res = {}
         for name, fn in (("scaled_mm", plain), ("scaled_mm_bias_gelu", epilogue),
                          ("scaled_mm_bias_gelu_compile", None)):
+            if f["act"] == "none" and name != "scaled_mm":
+                res[name] = float("nan")
+                continue
             try:
                 g = fn if fn is not None else torch.compile(epilogue)
                 res[name] = flops / (bench(g, t, iters) * 1e-3) / 1e12
@@ -293,7 +297,7 @@ def fp8_linear_peers(out, iters):
             print(f"PEER op=linear dtype=e4m3 out=bf16 scaling={f['scaling']} m={m} n={n} k={k} peer=torch_{name} "
                   f"TFLOPs={res[name]:.1f}")
         kiln = float(f["TFLOPs"])
-        print(f"{m}x{n}x{k:<14} {f['scaling']:8s} {kiln:8.1f} {res['scaled_mm']:11.1f} "
+        print(f"{m}x{n}x{k:<14} {f['scaling'] + ('/plain' if f['act'] == 'none' else ''):8s} {kiln:8.1f} {res['scaled_mm']:11.1f} "
               f"{res['scaled_mm_bias_gelu']:11.1f} {res['scaled_mm_bias_gelu_compile']:8.1f} "
               f"{float(f['cublaslt_epilogue_TFLOPs']):10.1f} {kiln / res['scaled_mm']:8.2f} "
               f"{kiln / res['scaled_mm_bias_gelu']:7.2f}")
