@@ -2,7 +2,8 @@
  * bench_attention: TFLOP/s of the attention forward, per head dim, mask and
  * variant.
  *
- *   bench_attention [--iters K] [--f16] [--all-archs] [--seq S] [--hdim D] [--only prefill|varlen|decode]
+ *   bench_attention [--iters K] [--f16] [--all-archs] [--seq S] [--hdim D] [--only prefill|varlen|decode|fp8]
+ *                   [--fp8]
  *
  * Prefill: head dims 64, 128 and 256 (or --hdim's), batch × heads filling
  * the GPU (4 × 16 at seq 4096, scaled so batch·heads·seq stays 262144),
@@ -15,9 +16,20 @@
  * 32768 keys, batch 64 × 32 heads (the K and V reads alone: 34 GB), then
  * batch 1 and 4 with and without the split workspace; GB/s of K and V read
  * once.
+ * FP8 (--fp8, the same as --only fp8: these alone): e4m3 Q, K and V, bf16 O,
+ * head dims 128 and 256 (or --hdim's), prefill's shapes, none and causal,
+ * FLOPs as prefill counts them. The data: e4m3 codes of values uniform in
+ * [-1, 1] quantized with their amax (a descale of 1/448 a tensor). Beside
+ * each, kiln's bf16 call of the same shape on the same values (the
+ * dequantized inputs in bf16), in the same process, and the ratio
+ * e4m3 / bf16. Their BENCH lines carry dtype=e4m3 out=bf16 and the bf16
+ * figures (bf16_TFLOPs=). Without an e4m3 variant for this GPU (they are
+ * sm_90a code) or in this build, the e4m3 figures are nan (the reason on
+ * stderr). --f16 leaves them as they are.
  * Method as the other benches (bench_util.h): median of samples of
  * back-to-back runs. Each case is checked against a double reference on a
- * few query rows of the first (batch, head) before it is timed.
+ * few query rows of the first (batch, head) before it is timed (e4m3: the
+ * reference of the dequantized inputs).
  * Output: a table, then one `BENCH key=value ...` line per measurement.
  */
 #include <math.h>
@@ -25,11 +37,13 @@
 
 #include "bench/bench_util.h"
 #include "runtime/variant.h"
+#include "tests/half.h"
 #include "tests/ref_attention.h"
 
 typedef struct run_ctx {
     kiln_dtype dt;
     kiln_attention_params p;
+    float descale[3]; /* e4m3: the host's copies of Q's, K's and V's descales */
 } run_ctx;
 
 static kiln_status run(void *ctx, int i)
@@ -37,6 +51,21 @@ static kiln_status run(void *ctx, int i)
     (void)i;
     const run_ctx *r = ctx;
     return kiln_attention_fwd(r->dt, &r->p, NULL);
+}
+
+/* d elements of dtype dt at device address `at`, widened to double into
+ * out: e4m3 codes times `descale`, 16-bit values as they are. */
+static void load_row(const char *at, int d, kiln_dtype dt, double descale, double *out)
+{
+    if (dt == KILN_DTYPE_E4M3) {
+        unsigned char c[256];
+        CHECK(cudaMemcpy(c, at, (size_t)d, cudaMemcpyDeviceToHost));
+        for (int e = 0; e < d; e++) out[e] = e4m3_to_f64(c[e]) * descale;
+    } else {
+        double *row = bench_download(at, d, dt);
+        memcpy(out, row, sizeof(double) * (size_t)d);
+        free(row);
+    }
 }
 
 /* ‖O − ref‖/‖ref‖ over `rows` query rows (the last ones: they see the most
@@ -47,23 +76,21 @@ static double check(run_ctx *r, int rows)
     CHECK(cudaDeviceSynchronize());
     const kiln_attention_params *p = &r->p;
     const int d = p->head_dim, sq = p->seq_q, sk = p->seq_k, first = sq - rows;
+    const int fp8 = r->dt == KILN_DTYPE_E4M3;
+    const size_t es = fp8 ? 1 : 2;                  /* bytes of a Q, K or V element */
+    const kiln_dtype od = fp8 ? p->o_dtype : r->dt; /* O's dtype */
     double *q = malloc(sizeof(double) * (size_t)rows * d), *o = malloc(sizeof(double) * (size_t)rows * d);
     double *k = malloc(sizeof(double) * (size_t)sk * d), *v = malloc(sizeof(double) * (size_t)sk * d);
     double *ref = malloc(sizeof(double) * (size_t)rows * d);
     /* Row s of head 0 starts at s·seq stride; gather d elements a row. */
     for (int s = 0; s < sk; s++) {
-        double *kr = bench_download((const char *)p->k + (size_t)s * p->k_stride[1] * 2, d, r->dt);
-        double *vr = bench_download((const char *)p->v + (size_t)s * p->v_stride[1] * 2, d, r->dt);
-        memcpy(k + (size_t)s * d, kr, sizeof(double) * (size_t)d);
-        memcpy(v + (size_t)s * d, vr, sizeof(double) * (size_t)d);
-        free(kr), free(vr);
+        load_row((const char *)p->k + (size_t)s * p->k_stride[1] * es, d, r->dt, r->descale[1], k + (size_t)s * d);
+        load_row((const char *)p->v + (size_t)s * p->v_stride[1] * es, d, r->dt, r->descale[2], v + (size_t)s * d);
     }
     for (int s = 0; s < rows; s++) {
-        double *qr = bench_download((const char *)p->q + (size_t)(first + s) * p->q_stride[1] * 2, d, r->dt);
-        double *orow = bench_download((const char *)p->o + (size_t)(first + s) * p->o_stride[1] * 2, d, r->dt);
-        memcpy(q + (size_t)s * d, qr, sizeof(double) * (size_t)d);
-        memcpy(o + (size_t)s * d, orow, sizeof(double) * (size_t)d);
-        free(qr), free(orow);
+        load_row((const char *)p->q + (size_t)(first + s) * p->q_stride[1] * es, d, r->dt, r->descale[0],
+                 q + (size_t)s * d);
+        load_row((const char *)p->o + (size_t)(first + s) * p->o_stride[1] * 2, d, od, 1, o + (size_t)s * d);
     }
     /* The last `rows` queries against all keys: seq_q' = rows keeps the
      * bottom-right alignment (shift seq_k - rows for query first + i'). */
@@ -136,6 +163,93 @@ static void varlen(kiln_dtype dt, int iters, int d)
     CHECK(cudaFree(dcu));
 }
 
+/* n e4m3 codes of values about uniform in [-1, 1] quantized with their amax
+ * (descale 1/448: the codes about uniform in [-448, 448]), from a fixed seed;
+ * bf16 gets the dequantized values, code / 448, in bf16. */
+static void fill_e4m3(unsigned char *codes, uint16_t *bf16, int64_t n, uint64_t seed)
+{
+    static unsigned char table[4096];
+    static uint16_t dequant[256];
+    static int made = 0;
+    if (!made) {
+        for (int i = 0; i < 4096; i++) table[i] = f64_to_e4m3(-448.0 + 896.0 * (i + 0.5) / 4096);
+        for (int c = 0; c < 256; c++) dequant[c] = f32_to_bf16((float)(e4m3_to_f64((uint8_t)c) * (1.0f / 448)));
+        made = 1;
+    }
+    uint64_t s = seed;
+    for (int64_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        codes[i] = table[s >> 52];
+        bf16[i] = dequant[codes[i]];
+    }
+}
+
+/* FP8 prefill: e4m3 Q, K, V (BSHD, rows padded to 16 elements), bf16 O,
+ * beside kiln's bf16 call of the same shape on the same values. */
+static void fp8(int iters, int batch, int heads, int seq, int d)
+{
+    const int dp = (d + 15) / 16 * 16; /* e4m3 strides: multiples of 16 */
+    const int64_t n = (int64_t)batch * seq * heads * dp;
+    unsigned char *codes = malloc((size_t)n);
+    uint16_t *h16 = malloc((size_t)n * 2);
+    if (!codes || !h16) {
+        fprintf(stderr, "bench_attention: out of host memory\n");
+        exit(1);
+    }
+    void *x8[3], *x16[4]; /* Q, K, V in e4m3; Q, K, V, O in bf16 (O shared by both calls) */
+    for (int t = 0; t < 3; t++) {
+        fill_e4m3(codes, h16, n, 11 + (uint64_t)t);
+        CHECK(cudaMalloc(&x8[t], (size_t)n));
+        CHECK(cudaMalloc(&x16[t], (size_t)n * 2));
+        CHECK(cudaMemcpy(x8[t], codes, (size_t)n, cudaMemcpyHostToDevice));
+        CHECK(cudaMemcpy(x16[t], h16, (size_t)n * 2, cudaMemcpyHostToDevice));
+    }
+    free(codes), free(h16);
+    CHECK(cudaMalloc(&x16[3], (size_t)n * 2));
+    const float ds[3] = {1.0f / 448, 1.0f / 448, 1.0f / 448};
+    float *dds;
+    CHECK(cudaMalloc((void **)&dds, sizeof ds));
+    CHECK(cudaMemcpy(dds, ds, sizeof ds, cudaMemcpyHostToDevice));
+    const int64_t st[3] = {(int64_t)seq * heads * dp, (int64_t)heads * dp, dp};
+    for (int causal = 0; causal <= 1; causal++) {
+        const kiln_attention_params p16 = {batch, seq, seq, heads, heads, d, x16[0], x16[1], x16[2], x16[3],
+                                           {st[0], st[1], st[2]}, {st[0], st[1], st[2]}, {st[0], st[1], st[2]},
+                                           {st[0], st[1], st[2]}, (float)(1.0 / sqrt((double)d)), causal, -1, -1,
+                                           NULL, NULL, NULL};
+        run_ctx r16 = {KILN_DTYPE_BF16, p16}, r8 = {KILN_DTYPE_E4M3, p16, {ds[0], ds[1], ds[2]}};
+        r8.p.q = x8[0], r8.p.k = x8[1], r8.p.v = x8[2];
+        r8.p.o_dtype = KILN_DTYPE_BF16, r8.p.q_descale = dds, r8.p.k_descale = dds + 1, r8.p.v_descale = dds + 2;
+        const double flops = 4.0 * batch * heads * (double)seq * seq * d * (causal ? 0.5 : 1.0);
+        const double err16 = check(&r16, 4);
+        const float ms16 = bench_time_ms(run, &r16, iters);
+        const double tf16 = flops / (ms16 * 1e-3) / 1e12;
+        char variant16[128], variant[128] = "none";
+        snprintf(variant16, sizeof variant16, "%s", kiln_last_variant());
+        /* A build or GPU without the e4m3 variant: nan and the reason. */
+        double err = NAN, tf = NAN;
+        float ms = NAN;
+        if (run(&r8, 0) == KILN_STATUS_SUCCESS) {
+            CHECK(cudaDeviceSynchronize());
+            snprintf(variant, sizeof variant, "%s", kiln_last_variant());
+            err = check(&r8, 4);
+            ms = bench_time_ms(run, &r8, iters);
+            tf = flops / (ms * 1e-3) / 1e12;
+        } else {
+            fprintf(stderr, "kiln e4m3 attention, head dim %d: %s\n", d, kiln_last_error());
+        }
+        printf("%-10s %5d %-32s %9.4f %9.1f %9.2e  e4m3 -> bf16: %.2f of bf16 (%s %.1f TFLOP/s, rel_err %.2e)\n",
+               causal ? "causal" : "none", d, variant, ms, tf, err, tf / tf16, variant16, tf16, err16);
+        printf("BENCH op=attention dtype=e4m3 out=bf16 mask=%s hdim=%d variant=%s batch=%d heads=%d seq=%d ms=%.5f "
+               "TFLOPs=%.1f rel_err=%.2e bf16_variant=%s bf16_ms=%.5f bf16_TFLOPs=%.1f bf16_rel_err=%.2e ratio=%.3f\n",
+               causal ? "causal" : "none", d, variant, batch, heads, seq, ms, tf, err, variant16, ms16, tf16, err16,
+               tf / tf16);
+        fflush(stdout);
+    }
+    for (int t = 0; t < 3; t++) CHECK(cudaFree(x8[t]));
+    for (int t = 0; t < 4; t++) CHECK(cudaFree(x16[t]));
+    CHECK(cudaFree(dds));
+}
+
 static void decode(kiln_dtype dt, int iters, int batch, int heads, int seq_k, int use_workspace)
 {
     const int d = 128;
@@ -186,9 +300,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--f16")) dt = KILN_DTYPE_F16;
         else if (!strcmp(argv[i], "--all-archs")) all_archs = 1;
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--fp8")) only = "fp8";
         else {
             fprintf(stderr,
-                    "usage: %s [--iters K] [--seq S] [--hdim D] [--f16] [--all-archs] [--only prefill|varlen|decode]\n",
+                    "usage: %s [--iters K] [--seq S] [--hdim D] [--f16] [--all-archs] "
+                    "[--only prefill|varlen|decode|fp8] [--fp8]\n",
                     argv[0]);
             return 2;
         }
@@ -245,6 +361,11 @@ int main(int argc, char **argv)
         CHECK(cudaFree(k));
         CHECK(cudaFree(v));
         CHECK(cudaFree(o));
+    }
+    if (!only || !strcmp(only, "fp8")) {
+        printf("FP8: e4m3 Q, K, V (a descale a tensor), bf16 O; beside kiln's bf16 call on the same values\n");
+        const int fp8_dims[] = {hdim ? hdim : 128, 256};
+        for (int di = 0; di < (hdim ? 1 : 2); di++) fp8(iters, batch, heads, seq, fp8_dims[di]);
     }
     if (!only || !strcmp(only, "varlen")) varlen(dt, iters, hdim ? hdim : 128);
     if (!only || !strcmp(only, "decode")) {

@@ -15,7 +15,10 @@ each figure is the median of samples of 10 back-to-back calls, as in kiln's.
 bench_linear's FP8 lines (dtype=e4m3) get torch._scaled_mm, per-tensor and
 rowwise, plain and with kiln's bias + gelu_tanh epilogue. bench_attention's
 varlen lines get SDPA on nested (jagged) tensors of the same lengths, the
-form PyTorch takes variable lengths in. Arguments after `--` go to the bench.
+form PyTorch takes variable lengths in; its FP8 lines (dtype=e4m3), which
+PyTorch has no FP8 attention to set beside, get kiln's own bf16 figure of the
+same run and SDPA's cuDNN backend in bf16 for context. Arguments after `--`
+go to the bench.
 """
 import argparse
 import os
@@ -131,6 +134,8 @@ def attention_peers(out, iters):
                 "efficient": SDPBackend.EFFICIENT_ATTENTION}
     print(f"\n{'mask':8s} {'hdim':>5s} {'kiln':>8s} " + " ".join(f"{b:>10s}" for b in backends) + "   (TFLOP/s)")
     decode_seen = set()
+    prefill = {}  # (batch, heads, seq, hdim, causal) -> SDPA's TFLOP/s per backend, of the bf16 lines
+    fp8 = []
     for line in out.splitlines():
         if line.startswith("BENCH op=attention_decode"):
             f = dict(kv.split("=", 1) for kv in line.split()[1:])
@@ -160,6 +165,9 @@ def attention_peers(out, iters):
         if line.startswith("BENCH op=attention_varlen"):
             varlen_peers(line, backends, iters)
             continue
+        if line.startswith("BENCH op=attention ") and " dtype=e4m3 " in line:
+            fp8.append(line)
+            continue
         if not (line.startswith("BENCH op=attention") and "selected=1" in line):
             continue
         f = dict(kv.split("=", 1) for kv in line.split()[1:])
@@ -169,7 +177,39 @@ def attention_peers(out, iters):
         q, k, v = (torch.rand(b, s, h, d, device="cuda", dtype=dt).sub_(0.5).transpose(1, 2) for _ in range(3))
         flops = 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
         res = sdpa_tflops(q, k, v, causal, flops, backends, iters, f"op=attention mask={f['mask']} hdim={d}")
+        if f["dtype"] == "bf16":
+            prefill[(b, h, s, d, causal)] = res
         print(f"{f['mask']:8s} {d:5d} {float(f['TFLOPs']):8.1f} " + " ".join(f"{res[n]:10.1f}" for n in backends))
+    if fp8:
+        fp8_attention_peers(fp8, prefill, iters)
+
+
+def fp8_attention_peers(lines, prefill, iters):
+    """kiln's e4m3 attention lines (e4m3 Q, K, V; bf16 O). PyTorch has no FP8
+    attention (FA3's FP8 path is not in it), so the peer is kiln's own bf16
+    call of the same run (the line's bf16_TFLOPs), with SDPA's cuDNN backend
+    in bf16 on the same shape for context: the bf16 lines' figure where they
+    measured that shape, else measured here."""
+    from torch.nn.attention import SDPBackend
+    print(f"\n{'mask':8s} {'hdim':>5s} {'e4m3':>8s} {'bf16':>8s} {'e4m3/bf16':>10s} {'cudnn bf16':>11s} "
+          f"{'e4m3/cudnn':>11s}   (TFLOP/s; kiln e4m3 -> bf16 O beside kiln bf16 and SDPA cuDNN bf16)")
+    for line in lines:
+        f = dict(kv.split("=", 1) for kv in line.split()[1:])
+        b, h, s, d = int(f["batch"]), int(f["heads"]), int(f["seq"]), int(f["hdim"])
+        causal = f["mask"] == "causal"
+        key = (b, h, s, d, causal)
+        if key not in prefill:
+            q, k, v = (torch.rand(b, s, h, d, device="cuda", dtype=torch.bfloat16).sub_(0.5).transpose(1, 2)
+                       for _ in range(3))
+            flops = 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
+            prefill[key] = sdpa_tflops(q, k, v, causal, flops, {"cudnn": SDPBackend.CUDNN_ATTENTION}, iters,
+                                       f"op=attention mask={f['mask']} hdim={d}")
+            del q, k, v
+            torch.cuda.empty_cache()
+        kiln, kiln16, cudnn = float(f["TFLOPs"]), float(f["bf16_TFLOPs"]), prefill[key]["cudnn"]
+        print(f"{f['mask']:8s} {d:5d} {kiln:8.1f} {kiln16:8.1f} {kiln / kiln16:10.2f} {cudnn:11.1f} "
+              f"{kiln / cudnn:11.2f}")
+        sys.stdout.flush()
 
 
 def sdpa_tflops(q, k, v, causal, flops, backends, iters, key):

@@ -221,9 +221,14 @@ space.families = {
     shapes = { 32, 64, 80, 96, 128, 160, 192, 256 },
     shape_prefix = "h",
     acts = { "none" },
-    dtypes = { "f16", "bf16" },
+    -- e4m3 (Q, K, V; O f16 or bf16): sm_90a alone, head dims 64, 128 and
+    -- 256 (the others run on the next, as every dtype's do).
+    dtypes = { "f16", "bf16", "e4m3" },
     archs = all(space.archs),
     exists = function(v)
+      if v.dtype.fp8 then
+        return v.arch.specific and (v.shape == 64 or v.shape == 128 or v.shape == 256)
+      end
       return v.arch.cc >= 70 and v.arch.cc >= v.dtype.min_cc
     end,
     -- Query rows: up to head dim 128, 4 warps of two 16-row mma tiles each
@@ -256,7 +261,20 @@ space.families = {
                   smem = smem, smem_limit = limits[v.arch.cc], decode_stages = decode_stages >= 2 and decode_stages or 0 }
       -- The mma kernels' block, beside the main kernel's where they differ.
       t.mma_threads, t.mma_smem = t.threads, t.smem
-      if path == "hopper" then
+      if v.dtype.fp8 then
+        -- "hopper_fp8": the warp-specialized kernel on FP8 wgmma, 128-key
+        -- steps (Traits::block_n is the walk's key block), Q's and K's rows
+        -- in whole 128-byte swizzle rows, each stage K, V as loaded and Vᵀ
+        -- (head dim rows of 128 keys); as many stages as fit, up to 4.
+        t.path, t.block_n, t.decode_stages = "hopper_fp8", 128, 0
+        t.mma_smem = (block_m + 2 * t.block_n) * dp * v.dtype.bytes
+        local dq = (v.shape + 127) // 128 * 128
+        local stage = 2 * 128 * dq + v.shape * 128
+        t.stages = math.min(4, (limits[v.arch.cc] - 1024 - 8 * 13 - block_m * dq) // stage)
+        t.threads = 384
+        t.smem = block_m * dq + t.stages * stage + 8 * (1 + 3 * t.stages) + 1024
+        assert(t.stages >= 2 and t.smem <= limits[v.arch.cc], v.name .. ": the FP8 tiles past the shared memory")
+      elseif path == "hopper" then
         -- Two warpgroups of 64 query rows, each S = Q·Kᵀ a wgmma
         -- m64n(wg_block_n)k16 from the tiles and O += P·V a wgmma
         -- m64n(head dim)k16 with P from registers; K and V in a ring of

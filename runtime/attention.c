@@ -26,19 +26,67 @@ static int compiled_head_dim(kiln_dtype dtype, int head_dim)
     return best;
 }
 
-/* A tensor's strides: none negative (INVALID_VALUE), each a multiple of the 8
- * elements of a 16-byte read (MISALIGNED, as kiln.h's status rule says). */
-static kiln_status check_strides(const char *fn, const char *name, const int64_t s[3])
+/* A tensor's strides: none negative (INVALID_VALUE), each a multiple of the
+ * `per` elements (of 16 bits: 8; of e4m3: 16) of a 16-byte read (MISALIGNED,
+ * as kiln.h's status rule says). */
+static kiln_status check_strides(const char *fn, const char *name, const int64_t s[3], int per)
 {
     for (int i = 0; i < 3; i++) {
         if (s[i] < 0)
             return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: %s_stride[%d] is %lld; it must be at least 0", fn, name, i,
                              (long long)s[i]);
-        if (s[i] % 8 != 0)
+        if (s[i] % per != 0)
             return kiln_fail(KILN_STATUS_MISALIGNED,
-                             "%s: %s_stride[%d] is %lld; it must be a multiple of 8 elements (rows are read 16 bytes "
-                             "at a time)", fn, name, i, (long long)s[i]);
+                             "%s: %s_stride[%d] is %lld; it must be a multiple of %d elements (rows are read 16 bytes "
+                             "at a time)", fn, name, i, (long long)s[i], per);
     }
+    return KILN_STATUS_SUCCESS;
+}
+
+/* The dtype and what goes with it: f16 and bf16 write O in their dtype and
+ * take no descales; e4m3 writes O in o_dtype (f16 or bf16), needs the three
+ * descales, fixed lengths. */
+static kiln_status check_dtypes(const char *fn, kiln_dtype dtype, const kiln_attention_params *p)
+{
+    kiln_status st;
+    if (dtype == KILN_DTYPE_E4M3) {
+        if (p->o_dtype != KILN_DTYPE_F16 && p->o_dtype != KILN_DTYPE_BF16)
+            return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: o_dtype is %d; e4m3 attention writes f16 (%d) or bf16 (%d)",
+                             fn, (int)p->o_dtype, KILN_DTYPE_F16, KILN_DTYPE_BF16);
+        const struct {
+            const char *name;
+            const float *ptr;
+        } ds[] = {{"q_descale", p->q_descale}, {"k_descale", p->k_descale}, {"v_descale", p->v_descale}};
+        for (int i = 0; i < 3; i++) {
+            if (!ds[i].ptr)
+                return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: %s is NULL; e4m3 attention needs the descale factors "
+                                 "of Q, K and V (device f32)", fn, ds[i].name);
+            if ((st = kiln_check_ptr(fn, ds[i].name, ds[i].ptr, sizeof(float), 0))) return st;
+        }
+        if (p->cu_seqlens_q)
+            return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: cu_seqlens_q is given; e4m3 attention takes fixed "
+                             "lengths (varlen is f16 and bf16)", fn);
+        /* Its TMA maps stand a stride of 0 in for a dimension's broadcast:
+         * heads and batches, K's and V's alike. */
+        if ((p->q_stride[1] == 0 && p->seq_q > 1) || (p->k_stride[1] == 0 && p->seq_k > 1) ||
+            (p->v_stride[1] == 0 && p->seq_k > 1))
+            return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: a stride [1] of 0 (every row the same); e4m3 attention "
+                             "broadcasts heads and batches only", fn);
+        if ((p->k_stride[0] == 0) != (p->v_stride[0] == 0) || (p->k_stride[2] == 0) != (p->v_stride[2] == 0))
+            return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: k_stride and v_stride broadcast different dimensions (0 "
+                             "in one, not in the other); e4m3 attention takes K and V alike", fn);
+        return KILN_STATUS_SUCCESS;
+    }
+    if (dtype == KILN_DTYPE_E5M2 || dtype == KILN_DTYPE_F32 || kiln_dtype_size(dtype) == 0)
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: dtype %d (%s); attention takes f16 (%d), bf16 (%d) and e4m3 "
+                         "(%d)", fn, (int)dtype, kiln_dtype_name(dtype), KILN_DTYPE_F16, KILN_DTYPE_BF16,
+                         KILN_DTYPE_E4M3);
+    if (p->o_dtype != KILN_DTYPE_F32 && p->o_dtype != dtype)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: o_dtype is %d; a %s call writes O in %s (o_dtype 0 or %d)", fn,
+                         (int)p->o_dtype, kiln_dtype_name(dtype), kiln_dtype_name(dtype), (int)dtype);
+    if (p->q_descale || p->k_descale || p->v_descale || p->descale_per_head)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: q_descale, k_descale, v_descale or descale_per_head is set; "
+                         "only e4m3 calls take descales", fn);
     return KILN_STATUS_SUCCESS;
 }
 
@@ -48,9 +96,8 @@ static kiln_status check_params(const char *fn, kiln_dtype dtype, const kiln_att
 {
     kiln_status st;
     if (!p) return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: params is NULL", fn);
-    if ((st = kiln_check_dtype(fn, dtype))) return st;
-    if (dtype == KILN_DTYPE_F32)
-        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: dtype f32; attention takes f16 and bf16", fn);
+    if ((st = check_dtypes(fn, dtype, p))) return st;
+    const int per = dtype == KILN_DTYPE_E4M3 ? 16 : 8; /* elements of Q, K and V a 16-byte read takes */
     const struct {
         const char *name;
         int value;
@@ -80,8 +127,8 @@ static kiln_status check_params(const char *fn, kiln_dtype dtype, const kiln_att
         (st = kiln_check_ptr(fn, "lse", p->lse, sizeof(float), 1)) ||
         (st = kiln_check_ptr(fn, "cu_seqlens_q", p->cu_seqlens_q, sizeof(int32_t), 1)) ||
         (st = kiln_check_ptr(fn, "cu_seqlens_k", p->cu_seqlens_k, sizeof(int32_t), 1)) ||
-        (st = check_strides(fn, "q", p->q_stride)) || (st = check_strides(fn, "k", p->k_stride)) ||
-        (st = check_strides(fn, "v", p->v_stride)) || (st = check_strides(fn, "o", p->o_stride)))
+        (st = check_strides(fn, "q", p->q_stride, per)) || (st = check_strides(fn, "k", p->k_stride, per)) ||
+        (st = check_strides(fn, "v", p->v_stride, per)) || (st = check_strides(fn, "o", p->o_stride, 8)))
         return st;
     if (p->o == p->q || p->o == p->k || p->o == p->v)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: o must not be q, k or v (the kernel reads them after writing o)",
@@ -134,7 +181,7 @@ kiln_status kiln_attention_fwd_workspace(kiln_dtype dtype, const kiln_attention_
     if (st) return st;
     kiln_device_caps caps;
     if ((st = kiln_current_device_caps(&caps))) return st;
-    *bytes = workspace_bytes(p, plan_splits(p, caps.sm_count));
+    *bytes = dtype == KILN_DTYPE_E4M3 ? 0 : workspace_bytes(p, plan_splits(p, caps.sm_count));
     return KILN_STATUS_SUCCESS;
 }
 
@@ -146,7 +193,7 @@ kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *p,
     kiln_status st = check_params(fn, dtype, p, &key);
     if (st) return st;
     int splits = 1;
-    if (p->workspace) {
+    if (p->workspace && dtype != KILN_DTYPE_E4M3) { /* e4m3 runs unsplit */
         if ((st = kiln_check_ptr(fn, "workspace", p->workspace, 16, 1))) return st;
         kiln_device_caps caps;
         if ((st = kiln_current_device_caps(&caps))) return st;
@@ -170,7 +217,12 @@ kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *p,
                              p->lse,
                              splits,
                              splits > 1 ? (float *)((char *)p->workspace + lse_bytes(p, splits)) : NULL,
-                             splits > 1 ? (float *)p->workspace : NULL};
+                             splits > 1 ? (float *)p->workspace : NULL,
+                             dtype == KILN_DTYPE_E4M3 ? (int)p->o_dtype : (int)dtype,
+                             p->q_descale,
+                             p->k_descale,
+                             p->v_descale,
+                             p->descale_per_head != 0};
     kiln_variant_key vk = {KILN_OP_ATTENTION_FWD, dtype, key, KILN_ACT_NONE};
     return kiln_dispatch(&vk, &a, stream);
 }

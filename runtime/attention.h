@@ -30,6 +30,11 @@ typedef struct kiln_attention_args {
      * lse in log2, [split][batch][heads_q][seq_q]; the second combines them. */
     int n_splits;
     float *part_o, *part_lse;
+    /* e4m3 variants: O's dtype (f16 or bf16) and the descale factors, one a
+     * tensor or (per_head) one a head. */
+    int o_dtype;
+    const float *q_descale, *k_descale, *v_descale;
+    int descale_per_head;
 } kiln_attention_args;
 
 #ifdef __cplusplus

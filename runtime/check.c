@@ -23,8 +23,8 @@ int kiln_dtype_is_fp8(kiln_dtype dtype) { return dtype == KILN_DTYPE_E4M3 || dty
 kiln_status kiln_check_dtype(const char *fn, kiln_dtype dtype)
 {
     if (kiln_dtype_is_fp8(dtype))
-        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: dtype %s; FP8 is an input of kiln_linear_fwd only here "
-                         "(this takes f32, f16, bf16)", fn, kiln_dtype_name(dtype));
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: dtype %s; FP8 is an input of kiln_linear_fwd and "
+                         "kiln_attention_fwd only (this takes f32, f16, bf16)", fn, kiln_dtype_name(dtype));
     if (kiln_dtype_size(dtype) == 0)
         return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: dtype %d is not one of f32 (%d), f16 (%d), bf16 (%d)", fn,
                          (int)dtype, KILN_DTYPE_F32, KILN_DTYPE_F16, KILN_DTYPE_BF16);

@@ -46,7 +46,7 @@ typedef enum kiln_status {
     KILN_STATUS_MISALIGNED = 2,
     /* A well-formed request kiln does not have: a dtype, activation or
      * scaling that is no known value, or a combination of them (or of
-     * features) the op lacks (FP8 outside linear, f32 attention, e4m3 output
+     * features) the op lacks (FP8 outside linear and attention, f32 attention, e4m3 output
      * with a residual); a key the build has no variant of; a forced variant
      * that does not match the call. */
     KILN_STATUS_NOT_SUPPORTED = 3,
@@ -69,7 +69,8 @@ typedef enum kiln_dtype {
     KILN_DTYPE_F32 = 0,
     KILN_DTYPE_F16 = 1,
     KILN_DTYPE_BF16 = 2,
-    KILN_DTYPE_E4M3 = 3, /* FP8 e4m3 (OCP; finite, ±448): kiln_linear_fwd's inputs and output */
+    KILN_DTYPE_E4M3 = 3, /* FP8 e4m3 (OCP; finite, ±448): kiln_linear_fwd's inputs and output,
+                          * kiln_attention_fwd's Q, K and V */
     KILN_DTYPE_E5M2 = 4  /* FP8 e5m2 (±57344, the gradient format): kiln_linear_fwd's inputs */
 } kiln_dtype;
 
@@ -261,8 +262,9 @@ kiln_status kiln_softmax_fwd(kiln_dtype dtype, int64_t rows, int64_t cols, const
  * tensor; seq_q / seq_k are then the longest, and the batch stride unused.
  * lse (optional, f32): the natural log of Σ exp(scale·s) per row, at
  * [batch][heads_q][seq_q] (varlen: [heads_q][total_q]).
- * Head dims 32, 64, 80, 96, 128, 160, 192, 256 are compiled; any other up to
- * 256 runs on the next one with the padding handled inside. f16 on sm_75 …
+ * Head dims 32, 64, 80, 96, 128, 160, 192, 256 are compiled (e4m3: 64, 128,
+ * 256); any other up to 256 runs on the next one with the padding handled
+ * inside. f16 on sm_75 …
  * sm_90, bf16 on sm_80 … sm_90; tensors 16-byte aligned and strides multiples
  * of 8 (else KILN_STATUS_MISALIGNED), none negative (KILN_STATUS_INVALID_VALUE).
  * Decode (few query blocks, long keys): the call may split each query block's
@@ -286,6 +288,19 @@ typedef struct kiln_attention_params {
     float *lse;
     void *workspace;        /* NULL, or kiln_attention_fwd_workspace's bytes (decode split) */
     size_t workspace_bytes;
+    /* FP8 (dtype KILN_DTYPE_E4M3; sm_90a): Q, K and V in e4m3, each with f32
+     * descale factors on the device (real value = stored value · factor),
+     * read by the kernel: one a tensor, or with descale_per_head one a head
+     * (q_descale[heads_q], k_descale and v_descale [heads_kv]). O is written
+     * in o_dtype, f16 or bf16. Fixed lengths (no cu_seqlens), no split (the
+     * workspace query says 0; a workspace given is not used), Q, K and V
+     * strides multiples of 16 elements; a stride of 0 (a broadcast) for
+     * heads and batches only, and K's and V's alike.
+     * 16-bit calls write O in their dtype and take none of these: o_dtype 0
+     * (or their dtype), the descales NULL, descale_per_head 0. */
+    kiln_dtype o_dtype;
+    const float *q_descale, *k_descale, *v_descale;
+    int descale_per_head;
 } kiln_attention_params;
 
 kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *params, kiln_stream stream);

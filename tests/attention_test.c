@@ -16,7 +16,24 @@
  * split's keys). Outputs and lse are poisoned before each run. Tolerances: the dtype's
  * (tests/gpu_util.c) times 2, for P rounded to the dtype before P·V; lse
  * within 1e-3. Then the workspace's checks: too small, misaligned, and none
- * asked for by a shape that fills the GPU.
+ * asked for by a shape that fills the GPU, nor by the decode shape in e4m3
+ * (e4m3 calls never split).
+ *
+ * e4m3 variants (FP8 Q, K, V; sm_90a) run their own list, fixed lengths
+ * only (no varlen, no split): seq 1, 17, 257, 1000, seq_q ≠ seq_k both ways,
+ * GQA 8:1, causal, a window, BSHD, BHSD and K, V shared by the batch, head
+ * dims 8, 3 and 32 less than the variant's (96 on h128: a head dim with no
+ * variant of its own). Inputs: values uniform in [-1, 1], on some cases with
+ * a few elements 20 to 50 times larger (outliers, which then set the
+ * descale), stored as e4m3 codes of value / descale with descale = amax / 448
+ * over the tensor or, on some cases, over each head (descale_per_head); the
+ * reference is the double attention of the dequantized inputs (code ·
+ * descale). O alternates between f16 and bf16. Tolerance: FP8_TOL_REL (P is
+ * rounded to e4m3 inside), lse within FP8_TOL_LSE. On three cases the bf16
+ * call of the same head dim (as selection picks it) also runs on the same
+ * data, its inputs the dequantized values rounded to bf16, and the TAP line
+ * gives both errors against the same reference (for comparison only: the
+ * bf16 variants have cases of their own).
  *
  *   bazel test //tests:attention_test    or, on a GPU machine, ./attention_test
  *   KILN_SEED=N replays a run; KILN_TEST_FILTER=substring limits the variants.
@@ -66,6 +83,48 @@ static const attn_case cases[] = {
     {1, 130, 150, 4, 1, 0, 0, -1, -1, SHARED_KV, {0}, {0}}, /* strides of 0 over one batch and one kv head */
 };
 
+/* An e4m3 case: the shape and masks, how Q, K and V are quantized and O's
+ * dtype. */
+typedef struct fp8_case {
+    attn_case c;     /* fixed lengths, no split */
+    int per_head;    /* descale_per_head: a descale per head, else one a tensor */
+    int outliers;    /* a few elements 20 to 50 times the rest, which set the descale */
+    kiln_dtype o;    /* O's dtype: f16 or bf16 */
+    int vs_bf16;     /* also the bf16 call on the same data, for the report */
+} fp8_case;
+
+static const fp8_case fp8_cases[] = {
+    {{2, 17, 17, 4, 2, 0, 0, -1, -1, BSHD, {0}, {0}}, 0, 0, KILN_DTYPE_BF16, 1},
+    {{1, 1, 1, 2, 2, 0, 0, -1, -1, BSHD, {0}, {0}}, 0, 0, KILN_DTYPE_F16, 0},
+    {{2, 1, 300, 8, 1, 0, 1, -1, -1, BSHD, {0}, {0}}, 1, 0, KILN_DTYPE_BF16, 0},   /* decode-like, MQA */
+    {{2, 100, 37, 2, 2, 8, 1, -1, -1, BSHD, {0}, {0}}, 0, 1, KILN_DTYPE_F16, 0},   /* causal, rows that see no key */
+    {{1, 37, 100, 2, 1, 3, 1, -1, -1, BHSD, {0}, {0}}, 1, 1, KILN_DTYPE_BF16, 0},  /* ragged head dim, BHSD */
+    {{1, 150, 150, 2, 2, 0, 0, 16, 4, BSHD, {0}, {0}}, 0, 0, KILN_DTYPE_F16, 0},   /* sliding window */
+    {{1, 257, 257, 2, 2, 0, 0, -1, -1, BHSD, {0}, {0}}, 0, 1, KILN_DTYPE_BF16, 1},
+    {{1, 1000, 1000, 1, 1, 0, 0, -1, -1, BSHD, {0}, {0}}, 0, 0, KILN_DTYPE_F16, 1},
+    {{2, 200, 700, 8, 1, 32, 1, -1, -1, BSHD, {0}, {0}}, 1, 1, KILN_DTYPE_BF16, 0}, /* GQA 8:1, causal, 96 on h128 */
+    {{2, 130, 150, 4, 2, 0, 1, -1, -1, SHARED_KV, {0}, {0}}, 1, 0, KILN_DTYPE_BF16, 0},
+    {{1, 130, 150, 4, 1, 0, 0, -1, -1, SHARED_KV, {0}, {0}}, 0, 1, KILN_DTYPE_F16, 0},
+};
+
+/* e4m3 calls: the kernel rounds P (in [0, 1]) to e4m3 before P·V: 3
+ * mantissa bits, unit roundoff 2^-4, so each weight is off by up to 2^-5 …
+ * 2^-4 of itself by its place in its binade, about 2.6e-2 rms. Averaged
+ * over the keys a row sees (O's terms average the same way), ‖O − ref‖ /
+ * ‖ref‖ comes out near that rms, not below it: 2.3e-2 to 2.9e-2 in a host
+ * emulation of these cases without outliers (three seeds, every head dim;
+ * less with outliers: the large weights are exact or nearly); O's own
+ * rounding adds under 3e-3. A case passes with its relative error within
+ * FP8_TOL_REL and no element off by more than 4·FP8_TOL_REL·max(1,
+ * max |ref|), within_tolerance's rule. */
+#define FP8_TOL_REL 3.5e-2
+/* lse of e4m3 calls, |Δ| / (1 + |lse|): S comes from FP8 wgmma, which
+ * accumulates with reduced precision inside the tensor core (DeepSeek-V3
+ * reports about 14 bits), and with outliers (inputs 20 to 50 times the rest)
+ * the scores, and so the lse, are large; on the H100 the worst case (per-head
+ * descales, outliers, MQA, causal) was 1.3e-3, past 16-bit calls' 1e-3. */
+#define FP8_TOL_LSE 3e-3
+
 static double *hbuf(int64_t n)
 {
     double *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
@@ -84,9 +143,96 @@ static void strides(enum layout l, int seq, int heads, int dp, int64_t s[3])
     }
 }
 
-static void run_case(const kiln_variant_info *v, const attn_case *c)
+/* The head of element i of a tensor laid out by strides() (SHARED_KV as BSHD). */
+static int head_of(enum layout l, int64_t i, int seq, int heads, int dp)
 {
-    const int D = v->shape_key, d = D - c->d_less > 0 ? D - c->d_less : 1, dp = (d + 7) / 8 * 8;
+    return (int)(l == BHSD ? i / ((int64_t)seq * dp) % heads : i / dp % heads);
+}
+
+/* An e4m3 input: x (n values, NaN in the padding columns) gets a few
+ * outliers when asked, then is stored in b as the e4m3 codes of x / descale,
+ * descale = amax / 448 over the tensor (ds[0]) or over each of its heads
+ * (ds[heads]). x is replaced by the dequantized values, code · descale, the
+ * reference's inputs. */
+static void quantize(dbuf *b, double *x, int64_t n, enum layout l, int seq, int heads, int dp, int per_head,
+                     int outliers, float *ds)
+{
+    if (outliers)
+        for (int64_t t = 0; t < 1 + n / 1000; t++) {
+            const int64_t i = (int64_t)rng_uniform(&R, 0, (double)n);
+            if (!isnan(x[i])) x[i] *= rng_uniform(&R, 20, 50);
+        }
+    const int nds = per_head ? heads : 1;
+    for (int h = 0; h < nds; h++) ds[h] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        float *m = &ds[per_head ? head_of(l, i, seq, heads, dp) : 0];
+        if (fabs(x[i]) > *m) *m = (float)fabs(x[i]); /* NaN compares false */
+    }
+    for (int h = 0; h < nds; h++) ds[h] = ds[h] > 0 ? ds[h] / 448.0f : 1.0f;
+    for (int64_t i = 0; i < n; i++) x[i] /= ds[per_head ? head_of(l, i, seq, heads, dp) : 0];
+    dbuf_upload(b, x); /* rounds to e4m3 (saturating) and gives back the codes' values */
+    for (int64_t i = 0; i < n; i++) x[i] *= ds[per_head ? head_of(l, i, seq, heads, dp) : 0];
+}
+
+/* The error of `out` against ref, the padding columns (NaN in ref) left out:
+ * got receives the output with those set to 0; *pad_ok is 0 when one of them
+ * was written (it must keep its poison). */
+static err compare_padded(const dbuf *out, const double *ref, double *got, int64_t n, int *pad_ok)
+{
+    double *r = hbuf(n);
+    dbuf_download(out, got);
+    *pad_ok = 1;
+    for (int64_t i = 0; i < n; i++) {
+        r[i] = ref[i];
+        if (isnan(ref[i])) {
+            if (!isnan(got[i])) *pad_ok = 0;
+            got[i] = r[i] = 0;
+        }
+    }
+    const err e = compare(got, r, n);
+    free(r);
+    return e;
+}
+
+/* For an e4m3 case's report: the bf16 call of p8's shape, as selection picks
+ * its variant, on the same data (q, k, v: the dequantized inputs, rounded to
+ * bf16 on upload), O bf16; its relative error against the same reference, or
+ * NaN when it fails. The e4m3 variant v is forced again after. */
+static double bf16_rel(const kiln_variant_info *v, const kiln_attention_params *p8, const double *q, const double *k,
+                       const double *vv, const double *ref, int64_t nq, int64_t nk)
+{
+    double *t = hbuf(nq > nk ? nq : nk);
+    dbuf b[4];
+    const double *src[3] = {q, k, vv};
+    for (int i = 0; i < 4; i++) b[i] = dbuf_alloc(KILN_DTYPE_BF16, i == 0 || i == 3 ? nq : nk, 0);
+    for (int i = 0; i < 3; i++) {
+        memcpy(t, src[i], (size_t)b[i].n * sizeof(double));
+        dbuf_upload(&b[i], t);
+    }
+    kiln_attention_params p = *p8;
+    p.q = b[0].ptr, p.k = b[1].ptr, p.v = b[2].ptr, p.o = b[3].ptr, p.lse = NULL;
+    p.o_dtype = KILN_DTYPE_BF16, p.q_descale = p.k_descale = p.v_descale = NULL, p.descale_per_head = 0;
+    kiln_force_variant(NULL);
+    double rel = NAN;
+    if (finished(kiln_attention_fwd(KILN_DTYPE_BF16, &p, NULL), "bf16 on the same data")) {
+        double *got = hbuf(nq);
+        int pad_ok;
+        rel = compare_padded(&b[3], ref, got, nq, &pad_ok).rel;
+        free(got);
+    }
+    if (kiln_force_variant(v->name) != KILN_STATUS_SUCCESS) tap_bail("%s", kiln_last_error());
+    for (int i = 0; i < 4; i++) dbuf_free(&b[i]);
+    free(t);
+    return rel;
+}
+
+/* One case on variant v; f: the e4m3 case c belongs to (v is an e4m3
+ * variant), else NULL. */
+static void run_case(const kiln_variant_info *v, const attn_case *c, const fp8_case *f)
+{
+    /* Rows are read 16 bytes at a time: padded to 8 elements of 16 bits, 16 of e4m3. */
+    const int per = f ? 16 : 8;
+    const int D = v->shape_key, d = D - c->d_less > 0 ? D - c->d_less : 1, dp = (d + per - 1) / per * per;
     const int vl = c->layout == VARLEN;
     int cu_q[4] = {0}, cu_k[4] = {0}, sq = c->sq, sk = c->sk;
     if (vl) {
@@ -114,11 +260,25 @@ static void run_case(const kiln_variant_info *v, const attn_case *c)
         k[i] = i % dp < d ? rng_uniform(&R, -1, 1) : NAN;
         vv[i] = i % dp < d ? rng_uniform(&R, -1, 1) : NAN;
     }
+    const kiln_dtype o_dtype = f ? f->o : v->dtype;
     dbuf dq = dbuf_alloc(v->dtype, nq, 0), dk = dbuf_alloc(v->dtype, nk, 0), dv = dbuf_alloc(v->dtype, nk, 0);
-    dbuf dout = dbuf_alloc(v->dtype, nq, 0);
-    dbuf_upload(&dq, q);
-    dbuf_upload(&dk, k);
-    dbuf_upload(&dv, vv);
+    dbuf dout = dbuf_alloc(o_dtype, nq, 0);
+    /* e4m3: the descales, Q's (1 or hq), then K's and V's (1 or hkv each). */
+    float *ds = NULL, *dds = NULL;
+    if (f) {
+        const int nds = f->per_head ? c->hq + 2 * c->hkv : 3;
+        if (!(ds = malloc((size_t)nds * sizeof(float)))) tap_bail("out of host memory");
+        float *dsk = ds + (f->per_head ? c->hq : 1), *dsv = dsk + (f->per_head ? c->hkv : 1);
+        quantize(&dq, q, nq, c->layout, sq, c->hq, dp, f->per_head, f->outliers, ds);
+        quantize(&dk, k, nk, c->layout, sk, c->hkv, dp, f->per_head, f->outliers, dsk);
+        quantize(&dv, vv, nk, c->layout, sk, c->hkv, dp, f->per_head, f->outliers, dsv);
+        CUDA_CHECK(cudaMalloc((void **)&dds, (size_t)nds * sizeof(float)));
+        CUDA_CHECK(cudaMemcpy(dds, ds, (size_t)nds * sizeof(float), cudaMemcpyHostToDevice));
+    } else {
+        dbuf_upload(&dq, q);
+        dbuf_upload(&dk, k);
+        dbuf_upload(&dv, vv);
+    }
     for (int64_t i = 0; i < nq; i++) ref[i] = NAN; /* padding columns keep the output's poison */
     const double scale = 1.0 / sqrt((double)d);
     const int right = c->causal ? 0 : c->right;
@@ -147,6 +307,15 @@ static void run_case(const kiln_variant_info *v, const attn_case *c)
                                {qs[0], qs[1], qs[2]}, {ks[0], ks[1], ks[2]}, {ks[0], ks[1], ks[2]}, {qs[0], qs[1], qs[2]},
                                (float)scale, c->causal, c->left, c->causal ? -1 : c->right,
                                dcu, dcu ? dcu + 4 : NULL, dlse};
+    if (f) {
+        p.o_dtype = f->o;
+        p.q_descale = dds;
+        p.k_descale = dds + (f->per_head ? c->hq : 1);
+        p.v_descale = p.k_descale + (f->per_head ? c->hkv : 1);
+        p.descale_per_head = f->per_head;
+    }
+    /* Before the e4m3 run, so that the forced variant runs last. */
+    const double rel16 = f && f->vs_bf16 ? bf16_rel(v, &p, q, k, vv, ref, nq, nk) : NAN;
     dbuf ws = {0};
     int ok = 1;
     if (c->split) {
@@ -164,15 +333,11 @@ static void run_case(const kiln_variant_info *v, const attn_case *c)
     err e = {INFINITY, INFINITY, 0};
     double lse_err = INFINITY;
     if (ok) {
-        dbuf_download(&dout, got);
-        ok = dbuf_guards_intact(&dout);
-        for (int64_t i = 0; i < nq; i++)
-            if (isnan(ref[i])) {
-                if (!isnan(got[i])) ok = 0; /* a padding column was written */
-                got[i] = ref[i] = 0;
-            }
-        e = compare(got, ref, nq);
-        ok = ok && within_tolerance_k(e, v->dtype, 2);
+        int pad_ok;
+        e = compare_padded(&dout, ref, got, nq, &pad_ok);
+        ok = dbuf_guards_intact(&dout) && pad_ok &&
+             (f ? e.rel <= FP8_TOL_REL && e.max_abs <= 4 * FP8_TOL_REL * (e.ref_max > 1 ? e.ref_max : 1)
+                : within_tolerance_k(e, v->dtype, 2));
         float *hl = malloc((size_t)(rq * c->hq) * sizeof(float));
         CUDA_CHECK(cudaMemcpy(hl, dlse, (size_t)(rq * c->hq) * sizeof(float), cudaMemcpyDeviceToHost));
         lse_err = 0;
@@ -181,20 +346,27 @@ static void run_case(const kiln_variant_info *v, const attn_case *c)
             const double de = isinf(r) ? (gl == r ? 0 : INFINITY) : fabs(gl - r) / (1 + fabs(r));
             if (!(de <= lse_err)) lse_err = de;
         }
-        ok = ok && lse_err <= 1e-3 && (!c->split || dbuf_guards_intact(&ws));
+        ok = ok && lse_err <= (f ? FP8_TOL_LSE : 1e-3) && (!c->split || dbuf_guards_intact(&ws));
         free(hl);
     }
     if (c->split) dbuf_free(&ws);
     static const char *layouts[] = {"BSHD", "BHSD", "varlen", "BSHD, K and V shared by the batch"};
-    tap_ok(ok, "%s b%d sq%d sk%d h%d/%d d%d %s%s window(%d,%d)%s: rel %.2e max_abs %.2e lse %.1e", v->name, c->batch,
-           sq, sk, c->hq, c->hkv, d, layouts[c->layout], c->causal ? " causal" : "", c->left, c->causal ? 0 : c->right,
-           c->split ? " split" : "", e.rel, e.max_abs, lse_err);
+    char fp8[96] = "", vs[64] = "";
+    if (f)
+        snprintf(fp8, sizeof fp8, " O %s, descale per %s%s", kiln_dtype_name(f->o), f->per_head ? "head" : "tensor",
+                 f->outliers ? ", outliers" : "");
+    if (f && f->vs_bf16) snprintf(vs, sizeof vs, " (bf16 on the same data %.2e)", rel16);
+    tap_ok(ok, "%s b%d sq%d sk%d h%d/%d d%d %s%s window(%d,%d)%s%s: rel %.2e%s max_abs %.2e lse %.1e", v->name,
+           c->batch, sq, sk, c->hq, c->hkv, d, layouts[c->layout], c->causal ? " causal" : "", c->left,
+           c->causal ? 0 : c->right, c->split ? " split" : "", fp8, e.rel, vs, e.max_abs, lse_err);
     CUDA_CHECK(cudaFree(dlse));
     if (dcu) CUDA_CHECK(cudaFree(dcu));
+    if (dds) CUDA_CHECK(cudaFree(dds));
     dbuf_free(&dq);
     dbuf_free(&dk);
     dbuf_free(&dv);
     dbuf_free(&dout);
+    free(ds);
     free(q);
     free(k);
     free(vv);
@@ -205,9 +377,23 @@ static void run_case(const kiln_variant_info *v, const attn_case *c)
 
 static int is_attention(const kiln_variant_info *v) { return v->op == KILN_OP_ATTENTION_FWD; }
 
+/* Whether the build has e4m3 attention variants (of any arch). */
+static int has_e4m3(void)
+{
+    for (int i = 0; i < kiln_variant_count(); i++) {
+        kiln_variant_info v;
+        if (kiln_variant_get(i, &v) == KILN_STATUS_SUCCESS && is_attention(&v) && v.dtype == KILN_DTYPE_E4M3) return 1;
+    }
+    return 0;
+}
+
+/* e4m3 variants run fp8_cases, the others cases. */
 static void run_variant(const kiln_variant_info *v)
 {
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(v, &cases[i]);
+    if (v->dtype == KILN_DTYPE_E4M3)
+        for (size_t i = 0; i < sizeof fp8_cases / sizeof fp8_cases[0]; i++) run_case(v, &fp8_cases[i].c, &fp8_cases[i]);
+    else
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(v, &cases[i], NULL);
 }
 
 /* The reference as plain loops (every key scored, masked ones weighted 0),
@@ -326,6 +512,19 @@ int main(void)
         st2 = kiln_attention_fwd(KILN_DTYPE_BF16, &p, NULL);
         tap_ok(st2 == KILN_STATUS_MISALIGNED && strstr(kiln_last_error(), "workspace"),
                "a misaligned workspace is refused: %s", kiln_last_error());
+        /* e4m3 never splits: the same decode shape (strides of 16 e4m3,
+         * any aligned descale pointers) asks for no workspace. */
+        if (has_e4m3()) {
+            kiln_attention_params p8 = p;
+            for (int i = 0; i < 3; i++)
+                p8.q_stride[i] = p8.k_stride[i] = p8.v_stride[i] = p8.o_stride[i] = i == 0 ? 448 : 112;
+            p8.workspace = NULL, p8.workspace_bytes = 0, p8.o_dtype = KILN_DTYPE_BF16;
+            p8.q_descale = p8.k_descale = p8.v_descale = (const float *)x.ptr;
+            bytes = 1;
+            st2 = kiln_attention_fwd_workspace(KILN_DTYPE_E4M3, &p8, &bytes);
+            tap_ok(st2 == KILN_STATUS_SUCCESS && bytes == 0,
+                   "the e4m3 decode shape asks for no workspace (%s, %zu bytes)", kiln_status_string(st2), bytes);
+        }
         p.batch = 16, p.heads_q = p.heads_kv = 16, p.seq_q = p.seq_k = 4096;
         tap_ok(kiln_attention_fwd_workspace(KILN_DTYPE_BF16, &p, &bytes) == KILN_STATUS_SUCCESS && bytes == 0,
                "a prefill shape that fills the GPU asks for no workspace (%zu bytes)", bytes);

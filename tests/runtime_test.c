@@ -327,7 +327,8 @@ static void test_validation(void)
                                       {16384, 256, 128}, {65536, 1024, 128}, 0.088f, 1, -1, -1, NULL, NULL, NULL};
     kiln_attention_params bad_p = ap;
     expect(kiln_attention_fwd(h, NULL, NULL), KILN_STATUS_INVALID_VALUE, "params is NULL", "attention params NULL");
-    expect(kiln_attention_fwd(KILN_DTYPE_F32, &ap, NULL), KILN_STATUS_NOT_SUPPORTED, "f16 and bf16", "attention f32");
+    expect(kiln_attention_fwd(KILN_DTYPE_F32, &ap, NULL), KILN_STATUS_NOT_SUPPORTED, "attention takes f16",
+           "attention f32");
     bad_p.heads_kv = 3;
     expect(kiln_attention_fwd(h, &bad_p, NULL), KILN_STATUS_INVALID_VALUE, "multiple of heads_kv", "attention GQA 8:3");
     bad_p = ap, bad_p.head_dim = 300;
@@ -357,11 +358,12 @@ static void test_validation(void)
     expect(kiln_attention_fwd(h, &bad_p, NULL), KILN_STATUS_INVALID_VALUE, "o must not be", "attention o over q");
 }
 
-/* FP8 inputs (linear only): the scaling, its pointers, block scales' k,
- * f32 biases and 16-byte row strides; linear's e4m3 output (FP8 inputs, a
- * y_scale, no residual) and no e5m2 output; every other family refuses FP8
- * by name. Each call below fails its checks (fake addresses, nothing
- * launched). */
+/* FP8 inputs: linear's scaling, its pointers, block scales' k, f32 biases
+ * and 16-byte row strides; linear's e4m3 output (FP8 inputs, a y_scale, no
+ * residual) and no e5m2 output; attention's e4m3 (o_dtype, the descales,
+ * fixed lengths, strides of 16) beyond the rows of test_status_table; every
+ * other family refuses FP8 by name. Each call below fails its checks (fake
+ * addresses, nothing launched). */
 static void test_fp8_validation(void)
 {
     const void *a = (const void *)(uintptr_t)0x1000000, *b = (const void *)(uintptr_t)0x2000000;
@@ -461,12 +463,41 @@ static void test_fp8_validation(void)
            "dtype e4m3; FP8", "elementwise e4m3");
     expect(kiln_gated_fwd(e5, KILN_ACT_SILU, 16, a, b, c, NULL), KILN_STATUS_NOT_SUPPORTED, "dtype e5m2; FP8",
            "gated e5m2");
+
+    /* Attention: a sound e4m3 call but for what each case changes (strides
+     * multiples of 16, O bf16, per-tensor descales). */
     const kiln_attention_params ap = {2, 64, 64, 8, 2, 128, a, b, d, c, {65536, 1024, 128}, {16384, 256, 128},
-                                      {16384, 256, 128}, {65536, 1024, 128}, 0.088f, 1, -1, -1, NULL, NULL, NULL};
-    expect(kiln_attention_fwd(e4, &ap, NULL), KILN_STATUS_NOT_SUPPORTED, "dtype e4m3; FP8", "attention e4m3");
+                                      {16384, 256, 128}, {65536, 1024, 128}, 0.088f, 1, -1, -1, NULL, NULL, NULL,
+                                      NULL, 0, bf, sc, sc + 1, sc + 2, 0};
+    kiln_attention_params a8 = ap;
+    a8.o_dtype = KILN_DTYPE_F32; /* 0: what a 16-bit call's positional initializer leaves */
+    expect(kiln_attention_fwd(e4, &a8, NULL), KILN_STATUS_NOT_SUPPORTED, "o_dtype is 0",
+           "attention e4m3 with o_dtype 0");
+    a8 = ap, a8.v_descale = NULL;
+    expect(kiln_attention_fwd(e4, &a8, NULL), KILN_STATUS_INVALID_VALUE, "v_descale is NULL",
+           "attention e4m3 without v_descale");
+    a8 = ap, a8.k_descale = (const float *)((const char *)sc + 2);
+    expect(kiln_attention_fwd(e4, &a8, NULL), KILN_STATUS_MISALIGNED, "k_descale",
+           "attention e4m3 k_descale off 4 bytes");
+    a8 = ap, a8.k_stride[0] = 16392; /* the batch stride: a multiple of 8, not of 16 */
+    expect(kiln_attention_fwd(e4, &a8, NULL), KILN_STATUS_MISALIGNED,
+           "k_stride[0] is 16392; it must be a multiple of 16", "attention e4m3 k_stride[0] 16392");
+    a8 = ap, a8.o_stride[1] = 1028; /* O is bf16: multiples of 8 */
+    expect(kiln_attention_fwd(e4, &a8, NULL), KILN_STATUS_MISALIGNED, "o_stride[1] is 1028; it must be a multiple of 8",
+           "attention e4m3 o_stride[1] 1028");
+    a8 = ap, a8.cu_seqlens_q = a8.cu_seqlens_k = (const int32_t *)st;
     bytes = 1;
-    expect(kiln_attention_fwd_workspace(e5, &ap, &bytes), KILN_STATUS_NOT_SUPPORTED, "dtype e5m2; FP8",
+    expect(kiln_attention_fwd_workspace(e4, &a8, &bytes), KILN_STATUS_NOT_SUPPORTED, "cu_seqlens_q",
+           "attention workspace query, e4m3 with cu_seqlens");
+    tap_ok(bytes == 0, "the refused e4m3 attention workspace query gives 0 bytes (%zu)", bytes);
+    expect(kiln_attention_fwd_workspace(e5, &ap, &bytes), KILN_STATUS_NOT_SUPPORTED, "(e5m2)",
            "attention workspace query e5m2");
+    a8 = ap, a8.q_descale = a8.k_descale = a8.v_descale = NULL, a8.o_dtype = KILN_DTYPE_F16;
+    expect(kiln_attention_fwd(bf, &a8, NULL), KILN_STATUS_INVALID_VALUE, "o_dtype is 1",
+           "attention bf16 with o_dtype f16");
+    a8.o_dtype = bf, a8.descale_per_head = 1;
+    expect(kiln_attention_fwd(bf, &a8, NULL), KILN_STATUS_INVALID_VALUE, "only e4m3 calls take descales",
+           "attention bf16 with descale_per_head");
 }
 
 /* Each thread keeps its own message: two threads fail different checks many
@@ -564,6 +595,10 @@ static void test_status_table(void)
     const kiln_attention_params ap = {2, 64, 64, 8, 2, 128, a, b, c, d, {65536, 1024, 128}, {16384, 256, 128},
                                       {16384, 256, 128}, {65536, 1024, 128}, 0.088f, 1, -1, -1, NULL, NULL, NULL};
     const kiln_linear_params lp = {4, 64, 64, a, 0, b, 0, NULL, NULL, 0, NULL, NULL, 0, c, 0, KILN_ACT_NONE, NULL, 0};
+    /* ap in e4m3: O bf16, per-tensor descales. */
+    kiln_attention_params ap8 = ap;
+    ap8.o_dtype = KILN_DTYPE_BF16, ap8.q_descale = st, ap8.k_descale = st + 1, ap8.v_descale = st + 2;
+    const kiln_dtype e4 = KILN_DTYPE_E4M3;
     kiln_attention_params p;
     kiln_linear_params q;
 
@@ -576,6 +611,9 @@ static void test_status_table(void)
            "NULL pointer, softmax x");
     p = ap, p.k = NULL;
     expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_INVALID_VALUE, "k is NULL", "NULL pointer, attention k");
+    p = ap8, p.q_descale = NULL;
+    expect(kiln_attention_fwd(e4, &p, NULL), KILN_STATUS_INVALID_VALUE, "q_descale is NULL",
+           "NULL pointer, attention e4m3 q_descale");
     q = lp, q.w = NULL;
     expect(kiln_linear_fwd(h, h, &q, NULL), KILN_STATUS_INVALID_VALUE, "w is NULL", "NULL pointer, linear w");
 
@@ -593,6 +631,9 @@ static void test_status_table(void)
     /* A row stride not a whole number of 16-byte reads: MISALIGNED. */
     p = ap, p.q_stride[1] = 1028;
     expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_MISALIGNED, "q_stride[1] is 1028", "stride, attention q_stride[1]");
+    p = ap8, p.q_stride[1] = 136; /* a multiple of 8, which 16-bit rows would take */
+    expect(kiln_attention_fwd(e4, &p, NULL), KILN_STATUS_MISALIGNED, "q_stride[1] is 136",
+           "stride, attention e4m3 q_stride[1] 136");
     q = lp, q.ldw = 68;
     expect(kiln_linear_fwd(h, h, &q, NULL), KILN_STATUS_MISALIGNED, "ldw is 68", "stride, linear ldw");
 
@@ -619,6 +660,9 @@ static void test_status_table(void)
            "gamma is NULL", "contradiction, rmsnorm bwd dgamma without gamma");
     p = ap, p.heads_kv = 3;
     expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_INVALID_VALUE, "heads_kv", "contradiction, attention heads 8:3");
+    p = ap, p.q_descale = st;
+    expect(kiln_attention_fwd(KILN_DTYPE_BF16, &p, NULL), KILN_STATUS_INVALID_VALUE, "only e4m3 calls take descales",
+           "contradiction, attention bf16 with a q_descale");
     q = lp, q.bias_up = d;
     expect(kiln_linear_fwd(h, h, &q, NULL), KILN_STATUS_INVALID_VALUE, "bias_up is given",
            "contradiction, linear bias_up without w_up");
@@ -705,8 +749,16 @@ static void test_status_table(void)
            KILN_STATUS_NOT_SUPPORTED, "dtype e4m3", "not offered, rmsnorm e4m3");
     expect(kiln_softmax_fwd((kiln_dtype)5, 4, 768, a, 1, 0, b, NULL), KILN_STATUS_NOT_SUPPORTED, "dtype 5",
            "not offered, softmax dtype 5");
-    expect(kiln_attention_fwd(KILN_DTYPE_F32, &ap, NULL), KILN_STATUS_NOT_SUPPORTED, "dtype f32",
+    expect(kiln_attention_fwd(KILN_DTYPE_F32, &ap, NULL), KILN_STATUS_NOT_SUPPORTED, "dtype 0 (f32)",
            "not offered, attention f32");
+    expect(kiln_attention_fwd(KILN_DTYPE_E5M2, &ap, NULL), KILN_STATUS_NOT_SUPPORTED, "dtype 4 (e5m2)",
+           "not offered, attention e5m2");
+    p = ap8, p.o_dtype = e4;
+    expect(kiln_attention_fwd(e4, &p, NULL), KILN_STATUS_NOT_SUPPORTED, "o_dtype is 3",
+           "not offered, attention e4m3 with o_dtype e4m3");
+    p = ap8, p.cu_seqlens_q = p.cu_seqlens_k = (const int32_t *)e;
+    expect(kiln_attention_fwd(e4, &p, NULL), KILN_STATUS_NOT_SUPPORTED, "cu_seqlens_q is given",
+           "not offered, attention e4m3 with cu_seqlens");
     q = lp, q.scaling = KILN_SCALING_NONE;
     expect(kiln_linear_fwd(KILN_DTYPE_E4M3, KILN_DTYPE_BF16, &q, NULL), KILN_STATUS_NOT_SUPPORTED, "scaling 0 with e4m3",
            "not offered, linear e4m3 without a scaling");
