@@ -90,6 +90,29 @@ static kiln_status check_dtypes(const char *fn, kiln_dtype dtype, const kiln_att
     return KILN_STATUS_SUCCESS;
 }
 
+/* e4m3: the descales are read while O and lse are written, so neither may
+ * overlap them (checked once the shape and strides are). */
+static kiln_status check_descale_alias(const char *fn, kiln_dtype dtype, const kiln_attention_params *p)
+{
+    if (dtype != KILN_DTYPE_E4M3) return KILN_STATUS_SUCCESS;
+    const size_t o_bytes = 2 * (size_t)((int64_t)(p->batch - 1) * p->o_stride[0] + (int64_t)(p->seq_q - 1) * p->o_stride[1] +
+                                        (int64_t)(p->heads_q - 1) * p->o_stride[2] + p->head_dim);
+    const size_t lse_bytes = (size_t)p->batch * p->heads_q * p->seq_q * sizeof(float);
+    const size_t q_n = p->descale_per_head ? (size_t)p->heads_q : 1, kv_n = p->descale_per_head ? (size_t)p->heads_kv : 1;
+    const struct {
+        const char *name;
+        const float *ptr;
+        size_t bytes;
+    } ds[] = {{"q_descale", p->q_descale, q_n * 4}, {"k_descale", p->k_descale, kv_n * 4},
+              {"v_descale", p->v_descale, kv_n * 4}};
+    kiln_status st;
+    for (int i = 0; i < 3; i++)
+        if ((st = kiln_check_alias(fn, "o", p->o, o_bytes, ds[i].name, ds[i].ptr, ds[i].bytes, 0)) ||
+            (st = kiln_check_alias(fn, "lse", p->lse, lse_bytes, ds[i].name, ds[i].ptr, ds[i].bytes, 0)))
+            return st;
+    return KILN_STATUS_SUCCESS;
+}
+
 /* Everything the call and the workspace query check; *key: the compiled
  * head dim the call runs on. */
 static kiln_status check_params(const char *fn, kiln_dtype dtype, const kiln_attention_params *p, int *key)
@@ -133,6 +156,7 @@ static kiln_status check_params(const char *fn, kiln_dtype dtype, const kiln_att
     if (p->o == p->q || p->o == p->k || p->o == p->v)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: o must not be q, k or v (the kernel reads them after writing o)",
                          fn);
+    if ((st = check_descale_alias(fn, dtype, p))) return st;
     *key = compiled_head_dim(dtype, p->head_dim);
     if (*key == 0)
         return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: no attention variant for %s head_dim %d was built", fn,

@@ -295,7 +295,8 @@ typedef struct kiln_attention_params {
      * in o_dtype, f16 or bf16. Fixed lengths (no cu_seqlens), no split (the
      * workspace query says 0; a workspace given is not used), Q, K and V
      * strides multiples of 16 elements; a stride of 0 (a broadcast) for
-     * heads and batches only, and K's and V's alike.
+     * heads and batches only, and K's and V's alike; O and lse must not
+     * overlap the descales.
      * 16-bit calls write O in their dtype and take none of these: o_dtype 0
      * (or their dtype), the descales NULL, descale_per_head 0. */
     kiln_dtype o_dtype;

@@ -485,6 +485,18 @@ static void test_fp8_validation(void)
     a8 = ap, a8.o_stride[1] = 1028; /* O is bf16: multiples of 8 */
     expect(kiln_attention_fwd(e4, &a8, NULL), KILN_STATUS_MISALIGNED, "o_stride[1] is 1028; it must be a multiple of 8",
            "attention e4m3 o_stride[1] 1028");
+    a8 = ap, a8.k_stride[1] = 0; /* every key row the same: no broadcast a TMA map takes */
+    expect(kiln_attention_fwd(e4, &a8, NULL), KILN_STATUS_NOT_SUPPORTED, "a stride [1] of 0",
+           "attention e4m3 k_stride[1] 0");
+    a8 = ap, a8.k_stride[0] = 0; /* K shared by the batch, V not */
+    expect(kiln_attention_fwd(e4, &a8, NULL), KILN_STATUS_NOT_SUPPORTED, "broadcast different dimensions",
+           "attention e4m3 k and v broadcast differently");
+    a8 = ap, a8.v_descale = (const float *)((const char *)c + 256); /* inside O */
+    expect(kiln_attention_fwd(e4, &a8, NULL), KILN_STATUS_INVALID_VALUE, "v_descale",
+           "attention e4m3 v_descale inside o");
+    a8 = ap, a8.lse = (float *)(uintptr_t)sc; /* lse over the descales */
+    expect(kiln_attention_fwd(e4, &a8, NULL), KILN_STATUS_INVALID_VALUE, "q_descale",
+           "attention e4m3 lse over q_descale");
     a8 = ap, a8.cu_seqlens_q = a8.cu_seqlens_k = (const int32_t *)st;
     bytes = 1;
     expect(kiln_attention_fwd_workspace(e4, &a8, &bytes), KILN_STATUS_NOT_SUPPORTED, "cu_seqlens_q",
