@@ -72,7 +72,8 @@ static kiln_status check_dtypes(const char *fn, kiln_dtype dtype, const kiln_att
             (p->v_stride[1] == 0 && p->seq_k > 1))
             return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: a stride [1] of 0 (every row the same); e4m3 attention "
                              "broadcasts heads and batches only", fn);
-        if ((p->k_stride[0] == 0) != (p->v_stride[0] == 0) || (p->k_stride[2] == 0) != (p->v_stride[2] == 0))
+        if ((p->k_stride[0] == 0 && p->batch > 1) != (p->v_stride[0] == 0 && p->batch > 1) ||
+            (p->k_stride[2] == 0 && p->heads_kv > 1) != (p->v_stride[2] == 0 && p->heads_kv > 1))
             return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: k_stride and v_stride broadcast different dimensions (0 "
                              "in one, not in the other); e4m3 attention takes K and V alike", fn);
         return KILN_STATUS_SUCCESS;

@@ -289,7 +289,8 @@ typedef struct kiln_attention_params {
     void *workspace;        /* NULL, or kiln_attention_fwd_workspace's bytes (decode split) */
     size_t workspace_bytes;
     /* FP8 (dtype KILN_DTYPE_E4M3; sm_90a): Q, K and V in e4m3, each with f32
-     * descale factors on the device (real value = stored value · factor),
+     * descale factors on the device (real value = stored value · factor;
+     * finite, and for Q and K not negative: 0 for a tensor of zeros),
      * read by the kernel: one a tensor, or with descale_per_head one a head
      * (q_descale[heads_q], k_descale and v_descale [heads_kv]). O is written
      * in o_dtype, f16 or bf16. Fixed lengths (no cu_seqlens), no split (the

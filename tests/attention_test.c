@@ -26,7 +26,8 @@
  * variant of its own). Inputs: values uniform in [-1, 1], on some cases with
  * a few elements 20 to 50 times larger (outliers, which then set the
  * descale), stored as e4m3 codes of value / descale with descale = amax / 448
- * over the tensor or, on some cases, over each head (descale_per_head); the
+ * over the tensor or, on some cases, over each head (descale_per_head; one
+ * case has a head of Q all zeros, so its descale is 0); the
  * reference is the double attention of the dequantized inputs (code ·
  * descale). O alternates between f16 and bf16. Tolerance: FP8_TOL_REL (P is
  * rounded to e4m3 inside), lse within FP8_TOL_LSE. On three cases the bf16
@@ -91,6 +92,7 @@ typedef struct fp8_case {
     int outliers;    /* a few elements 20 to 50 times the rest, which set the descale */
     kiln_dtype o;    /* O's dtype: f16 or bf16 */
     int vs_bf16;     /* also the bf16 call on the same data, for the report */
+    int zero_head;   /* Q's head 0 all zeros: with per-head descales its descale is 0 */
 } fp8_case;
 
 static const fp8_case fp8_cases[] = {
@@ -105,6 +107,7 @@ static const fp8_case fp8_cases[] = {
     {{2, 200, 700, 8, 1, 32, 1, -1, -1, BSHD, {0}, {0}}, 1, 1, KILN_DTYPE_BF16, 0}, /* GQA 8:1, causal, 96 on h128 */
     {{2, 130, 150, 4, 2, 0, 1, -1, -1, SHARED_KV, {0}, {0}}, 1, 0, KILN_DTYPE_BF16, 0},
     {{1, 130, 150, 4, 1, 0, 0, -1, -1, SHARED_KV, {0}, {0}}, 0, 1, KILN_DTYPE_F16, 0},
+    {{1, 70, 200, 2, 2, 0, 1, -1, -1, BSHD, {0}, {0}}, 1, 0, KILN_DTYPE_BF16, 0, 1}, /* a q_descale of 0, causal */
 };
 
 /* e4m3 calls: the kernel rounds P (in [0, 1]) to e4m3 before P·V: 3
@@ -168,8 +171,11 @@ static void quantize(dbuf *b, double *x, int64_t n, enum layout l, int seq, int 
         float *m = &ds[per_head ? head_of(l, i, seq, heads, dp) : 0];
         if (fabs(x[i]) > *m) *m = (float)fabs(x[i]); /* NaN compares false */
     }
-    for (int h = 0; h < nds; h++) ds[h] = ds[h] > 0 ? ds[h] / 448.0f : 1.0f;
-    for (int64_t i = 0; i < n; i++) x[i] /= ds[per_head ? head_of(l, i, seq, heads, dp) : 0];
+    for (int h = 0; h < nds; h++) ds[h] /= 448.0f; /* 0 for a tensor or head of zeros, as a quantizer gives */
+    for (int64_t i = 0; i < n; i++) {
+        const float d = ds[per_head ? head_of(l, i, seq, heads, dp) : 0];
+        x[i] = d > 0 ? x[i] / d : x[i] * 0; /* keeps the padding's NaN */
+    }
     dbuf_upload(b, x); /* rounds to e4m3 (saturating) and gives back the codes' values */
     for (int64_t i = 0; i < n; i++) x[i] *= ds[per_head ? head_of(l, i, seq, heads, dp) : 0];
 }
@@ -269,6 +275,9 @@ static void run_case(const kiln_variant_info *v, const attn_case *c, const fp8_c
         const int nds = f->per_head ? c->hq + 2 * c->hkv : 3;
         if (!(ds = malloc((size_t)nds * sizeof(float)))) tap_bail("out of host memory");
         float *dsk = ds + (f->per_head ? c->hq : 1), *dsv = dsk + (f->per_head ? c->hkv : 1);
+        if (f->zero_head)
+            for (int64_t i = 0; i < nq; i++)
+                if (head_of(c->layout, i, sq, c->hq, dp) == 0 && !isnan(q[i])) q[i] = 0;
         quantize(&dq, q, nq, c->layout, sq, c->hq, dp, f->per_head, f->outliers, ds);
         quantize(&dk, k, nk, c->layout, sk, c->hkv, dp, f->per_head, f->outliers, dsk);
         quantize(&dv, vv, nk, c->layout, sk, c->hkv, dp, f->per_head, f->outliers, dsv);
@@ -353,8 +362,8 @@ static void run_case(const kiln_variant_info *v, const attn_case *c, const fp8_c
     static const char *layouts[] = {"BSHD", "BHSD", "varlen", "BSHD, K and V shared by the batch"};
     char fp8[96] = "", vs[64] = "";
     if (f)
-        snprintf(fp8, sizeof fp8, " O %s, descale per %s%s", kiln_dtype_name(f->o), f->per_head ? "head" : "tensor",
-                 f->outliers ? ", outliers" : "");
+        snprintf(fp8, sizeof fp8, " O %s, descale per %s%s%s", kiln_dtype_name(f->o), f->per_head ? "head" : "tensor",
+                 f->outliers ? ", outliers" : "", f->zero_head ? ", Q's head 0 zeros (q_descale 0)" : "");
     if (f && f->vs_bf16) snprintf(vs, sizeof vs, " (bf16 on the same data %.2e)", rel16);
     tap_ok(ok, "%s b%d sq%d sk%d h%d/%d d%d %s%s window(%d,%d)%s%s: rel %.2e%s max_abs %.2e lse %.1e", v->name,
            c->batch, sq, sk, c->hq, c->hkv, d, layouts[c->layout], c->causal ? " causal" : "", c->left,
