@@ -132,7 +132,8 @@ def attention_peers(out, iters):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
                 "efficient": SDPBackend.EFFICIENT_ATTENTION}
-    print(f"\n{'mask':8s} {'hdim':>5s} {'kiln':>8s} " + " ".join(f"{b:>10s}" for b in backends) + "   (TFLOP/s)")
+    if any(l.startswith("BENCH op=attention") and " dtype=e4m3 " not in l for l in out.splitlines()):
+        print(f"\n{'mask':8s} {'hdim':>5s} {'kiln':>8s} " + " ".join(f"{b:>10s}" for b in backends) + "   (TFLOP/s)")
     decode_seen = set()
     prefill = {}  # (batch, heads, seq, hdim, causal) -> SDPA's TFLOP/s per backend, of the bf16 lines
     fp8 = []
