@@ -331,7 +331,8 @@ kiln_status kiln_attention_fwd_workspace(kiln_dtype dtype, const kiln_attention_
  * rowwise scales, w_scale + n; with block scales and n a multiple of 128,
  * w_scale + (n/128)·(k/128)) point to its f32 factors; the sums are taken in
  * f32 (the tensor core's partial sums added into f32 registers every 128 of
- * k, block scales applied there) and scaled before the epilogue; the biases
+ * k, every 256 on sm_90a with tensor or rowwise scales; block scales
+ * applied there) and scaled before the epilogue; the biases
  * are f32. 16-bit inputs take KILN_SCALING_NONE and no scale pointers.
  * FP8 output (FP8 inputs, out_dtype e4m3, no residual): Y is stored as e4m3
  * of y·y_scale[0] (y_scale read on the device; a multiplier, as the norms'
