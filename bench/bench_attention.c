@@ -2,8 +2,8 @@
  * bench_attention: TFLOP/s of the attention forward, per head dim, mask and
  * variant.
  *
- *   bench_attention [--iters K] [--f16] [--all-archs] [--seq S] [--hdim D] [--only prefill|varlen|decode|fp8]
- *                   [--fp8]
+ *   bench_attention [--iters K] [--f16] [--all-archs] [--seq S] [--hdim D]
+ *                   [--only prefill|varlen|decode|fp8|bwd] [--fp8] [--bwd]
  *
  * Prefill: head dims 64, 128 and 256 (or --hdim's), batch × heads filling
  * the GPU (4 × 16 at seq 4096, scaled so batch·heads·seq stays 262144),
@@ -26,6 +26,16 @@
  * figures (bf16_TFLOPs=). Without an e4m3 variant for this GPU (they are
  * sm_90a code) or in this build, the e4m3 figures are nan (the reason on
  * stderr). --f16 leaves them as they are.
+ * Backward (--bwd, the same as --only bwd: these alone): kiln_attention_bwd
+ * on prefill's shapes (bf16, or --f16; batch 4 × 16 heads at seq 4096), head
+ * dims 64, 128 and 256 (or --hdim's), none and causal, the default
+ * (atomic dQ sums) and deterministic modes; O and lse from one
+ * kiln_attention_fwd first, dout random; the workspace the call asks for.
+ * FLOPs: 2.5 × the forward's (S and dP, then dV, dK and dQ: five
+ * products against the forward's two), halved for causal. rel_err: dq of
+ * the last 4 query rows of batch 0, head 0 (each row's dq needs that row
+ * alone) against ref_attention_bwd. Without a backward variant for this GPU
+ * the figures are nan (the reason on stderr).
  * Method as the other benches (bench_util.h): median of samples of
  * back-to-back runs. Each case is checked against a double reference on a
  * few query rows of the first (batch, head) before it is timed (e4m3: the
@@ -99,6 +109,34 @@ static double check(run_ctx *r, int rows)
     const double err = bench_rel_err(o, ref, (int64_t)rows * d);
     free(q), free(k), free(v), free(o), free(ref);
     return err;
+}
+
+static double check4(void *ctx) { return check(ctx, 4); }
+
+/* A case's figures: nan (variant "none") where it did not run. */
+typedef struct timed {
+    char variant[128];
+    double err, tf;
+    float ms;
+} timed;
+
+/* A case that may have no variant for this GPU or in this build: when its
+ * first run succeeds, checked (chk) and timed; else nan figures and the
+ * reason on stderr. */
+static timed time_checked(bench_run_fn fn, void *ctx, double (*chk)(void *), int iters, double flops, const char *what,
+                          int d)
+{
+    timed t = {"none", NAN, NAN, NAN};
+    if (fn(ctx, 0) == KILN_STATUS_SUCCESS) {
+        CHECK(cudaDeviceSynchronize());
+        snprintf(t.variant, sizeof t.variant, "%s", kiln_last_variant());
+        t.err = chk(ctx);
+        t.ms = bench_time_ms(fn, ctx, iters);
+        t.tf = flops / (t.ms * 1e-3) / 1e12;
+    } else {
+        fprintf(stderr, "kiln %s, head dim %d: %s\n", what, d, kiln_last_error());
+    }
+    return t;
 }
 
 /* n random values: a 16M-element random run, repeated to fill (the decode
@@ -223,26 +261,16 @@ static void fp8(int iters, int batch, int heads, int seq, int d)
         const double err16 = check(&r16, 4);
         const float ms16 = bench_time_ms(run, &r16, iters);
         const double tf16 = flops / (ms16 * 1e-3) / 1e12;
-        char variant16[128], variant[128] = "none";
+        char variant16[128];
         snprintf(variant16, sizeof variant16, "%s", kiln_last_variant());
         /* A build or GPU without the e4m3 variant: nan and the reason. */
-        double err = NAN, tf = NAN;
-        float ms = NAN;
-        if (run(&r8, 0) == KILN_STATUS_SUCCESS) {
-            CHECK(cudaDeviceSynchronize());
-            snprintf(variant, sizeof variant, "%s", kiln_last_variant());
-            err = check(&r8, 4);
-            ms = bench_time_ms(run, &r8, iters);
-            tf = flops / (ms * 1e-3) / 1e12;
-        } else {
-            fprintf(stderr, "kiln e4m3 attention, head dim %d: %s\n", d, kiln_last_error());
-        }
+        const timed t = time_checked(run, &r8, check4, iters, flops, "e4m3 attention", d);
         printf("%-10s %5d %-32s %9.4f %9.1f %9.2e  e4m3 -> bf16: %.2f of bf16 (%s %.1f TFLOP/s, rel_err %.2e)\n",
-               causal ? "causal" : "none", d, variant, ms, tf, err, tf / tf16, variant16, tf16, err16);
+               causal ? "causal" : "none", d, t.variant, t.ms, t.tf, t.err, t.tf / tf16, variant16, tf16, err16);
         printf("BENCH op=attention dtype=e4m3 out=bf16 mask=%s hdim=%d variant=%s batch=%d heads=%d seq=%d ms=%.5f "
                "TFLOPs=%.1f rel_err=%.2e bf16_variant=%s bf16_ms=%.5f bf16_TFLOPs=%.1f bf16_rel_err=%.2e ratio=%.3f\n",
-               causal ? "causal" : "none", d, variant, batch, heads, seq, ms, tf, err, variant16, ms16, tf16, err16,
-               tf / tf16);
+               causal ? "causal" : "none", d, t.variant, batch, heads, seq, t.ms, t.tf, t.err, variant16, ms16, tf16,
+               err16, t.tf / tf16);
         fflush(stdout);
     }
     for (int t = 0; t < 3; t++) CHECK(cudaFree(x8[t]));
@@ -288,6 +316,99 @@ static void decode(kiln_dtype dt, int iters, int batch, int heads, int seq_k, in
     if (ws) CHECK(cudaFree(ws));
 }
 
+typedef struct bwd_ctx {
+    kiln_dtype dt;
+    kiln_attention_bwd_params p;
+} bwd_ctx;
+
+static kiln_status run_bwd(void *ctx, int i)
+{
+    (void)i;
+    const bwd_ctx *r = ctx;
+    return kiln_attention_bwd(r->dt, &r->p, NULL);
+}
+
+/* ‖dq − ref‖/‖ref‖ over the last 4 query rows of batch 0, head 0 (the call
+ * has run): a row's dq needs only its own q, dout and the keys, so
+ * ref_attention_bwd on those rows against all keys (seq_q' = rows keeps the
+ * bottom-right alignment) gives it exactly; its dk and dv are left unused. */
+static double check_bwd(void *ctx)
+{
+    const bwd_ctx *r = ctx;
+    const int rows = 4;
+    const kiln_attention_bwd_params *p = &r->p;
+    const int d = p->head_dim, sk = p->seq_k, first = p->seq_q - rows;
+    const size_t nr = (size_t)rows * d, nk = (size_t)sk * d;
+    double *q = malloc(sizeof(double) * nr), *g = malloc(sizeof(double) * nr), *dq = malloc(sizeof(double) * nr);
+    double *ref = malloc(sizeof(double) * nr), *k = malloc(sizeof(double) * nk), *v = malloc(sizeof(double) * nk);
+    double *dk = malloc(sizeof(double) * nk), *dv = malloc(sizeof(double) * nk);
+    for (int s = 0; s < sk; s++) {
+        load_row((const char *)p->k + (size_t)s * p->k_stride[1] * 2, d, r->dt, 1, k + (size_t)s * d);
+        load_row((const char *)p->v + (size_t)s * p->v_stride[1] * 2, d, r->dt, 1, v + (size_t)s * d);
+    }
+    for (int s = 0; s < rows; s++) {
+        load_row((const char *)p->q + (size_t)(first + s) * p->q_stride[1] * 2, d, r->dt, 1, q + (size_t)s * d);
+        load_row((const char *)p->dout + (size_t)(first + s) * p->dout_stride[1] * 2, d, r->dt, 1, g + (size_t)s * d);
+        load_row((const char *)p->dq + (size_t)(first + s) * p->dq_stride[1] * 2, d, r->dt, 1, dq + (size_t)s * d);
+    }
+    ref_attention_bwd(rows, sk, 1, 1, d, q, k, v, g, d, d, d, d, p->scale, p->causal ? -1 : p->window_left,
+                      p->causal ? 0 : p->window_right, ref, dk, dv);
+    const double err = bench_rel_err(dq, ref, (int64_t)nr);
+    free(q), free(g), free(dq), free(ref), free(k), free(v), free(dk), free(dv);
+    return err;
+}
+
+/* The backward on prefill's shapes (BSHD, heads_q = heads_kv), none and
+ * causal, default and deterministic: O and lse from kiln's forward first. */
+static void bwd(kiln_dtype dt, int iters, int batch, int heads, int seq, int d)
+{
+    const int64_t n = (int64_t)batch * seq * heads * d, st[3] = {(int64_t)seq * heads * d, (int64_t)heads * d, d};
+    void *t[8]; /* q, k, v, o, dout, dq, dk, dv */
+    for (int i = 0; i < 8; i++) CHECK(cudaMalloc(&t[i], (size_t)n * 2));
+    for (int i = 0; i < 5; i++)
+        if (i != 3) bench_fill_random(t[i], n, dt, 21 + (uint64_t)i, -1, 1);
+    float *lse;
+    CHECK(cudaMalloc((void **)&lse, sizeof(float) * (size_t)batch * heads * seq));
+    for (int causal = 0; causal <= 1; causal++) {
+        const kiln_attention_params fp = {batch, seq, seq, heads, heads, d, t[0], t[1], t[2], t[3],
+                                          {st[0], st[1], st[2]}, {st[0], st[1], st[2]}, {st[0], st[1], st[2]},
+                                          {st[0], st[1], st[2]}, (float)(1.0 / sqrt((double)d)), causal, -1, -1,
+                                          NULL, NULL, lse};
+        KCHECK(kiln_attention_fwd(dt, &fp, NULL));
+        bwd_ctx r = {dt};
+        kiln_attention_bwd_params *p = &r.p;
+        p->batch = batch, p->seq_q = p->seq_k = seq, p->heads_q = p->heads_kv = heads, p->head_dim = d;
+        p->q = t[0], p->k = t[1], p->v = t[2], p->o = t[3], p->dout = t[4], p->lse = lse;
+        p->dq = t[5], p->dk = t[6], p->dv = t[7];
+        int64_t *const s[8] = {p->q_stride, p->k_stride, p->v_stride, p->o_stride, p->dout_stride,
+                               p->dq_stride, p->dk_stride, p->dv_stride};
+        for (int i = 0; i < 8; i++) memcpy(s[i], st, sizeof st);
+        p->scale = fp.scale, p->causal = causal, p->window_left = p->window_right = -1;
+        /* A bad call's size query fails as the call does: no workspace,
+         * and the call says why. */
+        size_t bytes = 0;
+        void *ws = NULL;
+        if (kiln_attention_bwd_workspace(dt, p, &bytes) == KILN_STATUS_SUCCESS) CHECK(cudaMalloc(&ws, bytes));
+        p->workspace = ws, p->workspace_bytes = bytes;
+        const double flops = 2.5 * 4.0 * batch * heads * (double)seq * seq * d * (causal ? 0.5 : 1.0);
+        for (int det = 0; det <= 1; det++) {
+            p->deterministic = det;
+            /* A build or GPU without a backward variant: nan and the reason. */
+            const timed t = time_checked(run_bwd, &r, check_bwd, iters, flops, "attention backward", d);
+            printf("%-10s %5d %-32s %9.4f %9.1f %9.2e  bwd%s, workspace %zu B\n", causal ? "causal" : "none", d,
+                   t.variant, t.ms, t.tf, t.err, det ? " deterministic" : "", bytes);
+            printf("BENCH op=attention_bwd mask=%s hdim=%d variant=%s dtype=%s batch=%d heads=%d seq=%d "
+                   "deterministic=%d workspace=%zu ms=%.5f TFLOPs=%.1f rel_err=%.2e\n",
+                   causal ? "causal" : "none", d, t.variant, kiln_dtype_name(dt), batch, heads, seq, det, bytes, t.ms,
+                   t.tf, t.err);
+            fflush(stdout);
+        }
+        if (ws) CHECK(cudaFree(ws));
+    }
+    for (int i = 0; i < 8; i++) CHECK(cudaFree(t[i]));
+    CHECK(cudaFree(lse));
+}
+
 int main(int argc, char **argv)
 {
     int iters = 30, all_archs = 0, seq = 4096, hdim = 0;
@@ -301,10 +422,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--all-archs")) all_archs = 1;
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--fp8")) only = "fp8";
+        else if (!strcmp(argv[i], "--bwd")) only = "bwd";
         else {
             fprintf(stderr,
                     "usage: %s [--iters K] [--seq S] [--hdim D] [--f16] [--all-archs] "
-                    "[--only prefill|varlen|decode|fp8] [--fp8]\n",
+                    "[--only prefill|varlen|decode|fp8|bwd] [--fp8] [--bwd]\n",
                     argv[0]);
             return 2;
         }
@@ -372,6 +494,10 @@ int main(int argc, char **argv)
         decode(dt, iters, 64, 32, 32768, 1);
         for (int b = 1; b <= 4; b *= 4)
             for (int ws = 0; ws <= 1; ws++) decode(dt, iters, b, 32, 32768, ws);
+    }
+    if (!only || !strcmp(only, "bwd")) {
+        printf("Backward: dq, dk, dv (rel_err: dq of 4 rows); FLOPs 2.5 x the forward's\n");
+        for (int di = 0; di < n_dims; di++) bwd(dt, iters, batch, heads, seq, dims[di]);
     }
     return 0;
 }

@@ -17,8 +17,15 @@ rowwise, plain and with kiln's bias + gelu_tanh epilogue. bench_attention's
 varlen lines get SDPA on nested (jagged) tensors of the same lengths, the
 form PyTorch takes variable lengths in; its FP8 lines (dtype=e4m3), which
 PyTorch has no FP8 attention to set beside, get kiln's own bf16 figure of the
-same run and SDPA's cuDNN backend in bf16 for context. Arguments after `--`
-go to the bench.
+same run and SDPA's cuDNN backend in bf16 for context. Its backward lines
+(op=attention_bwd; `--only bwd` runs these alone) get SDPA's backward
+through the flash and cuDNN backends on the same shapes: the forward run once
+under the backend, then autograd's backward of it timed (dq, dk, dv for a
+random dout), FLOPs counted as kiln counts them (2.5 × the forward's); the
+table sets kiln's default and deterministic figures beside them. Arguments
+after `--` go to the bench.
+
+    python3 bench/peers.py --bench path/to/bench_attention --iters 10 --only bwd
 """
 import argparse
 import os
@@ -132,12 +139,16 @@ def attention_peers(out, iters):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
                 "efficient": SDPBackend.EFFICIENT_ATTENTION}
-    if any(l.startswith("BENCH op=attention") and " dtype=e4m3 " not in l for l in out.splitlines()):
+    if any(l.startswith("BENCH op=attention") and " dtype=e4m3 " not in l and not l.startswith("BENCH op=attention_bwd")
+           for l in out.splitlines()):
         print(f"\n{'mask':8s} {'hdim':>5s} {'kiln':>8s} " + " ".join(f"{b:>10s}" for b in backends) + "   (TFLOP/s)")
     decode_seen = set()
     prefill = {}  # (batch, heads, seq, hdim, causal) -> SDPA's TFLOP/s per backend, of the bf16 lines
-    fp8 = []
+    fp8, bwd = [], []
     for line in out.splitlines():
+        if line.startswith("BENCH op=attention_bwd"):
+            bwd.append(line)
+            continue
         if line.startswith("BENCH op=attention_decode"):
             f = dict(kv.split("=", 1) for kv in line.split()[1:])
             b, h, s, d = int(f["batch"]), int(f["heads"]), int(f["seq_k"]), int(f["hdim"])
@@ -183,6 +194,53 @@ def attention_peers(out, iters):
         print(f"{f['mask']:8s} {d:5d} {float(f['TFLOPs']):8.1f} " + " ".join(f"{res[n]:10.1f}" for n in backends))
     if fp8:
         fp8_attention_peers(fp8, prefill, iters)
+    if bwd:
+        bwd_attention_peers(bwd, iters)
+
+
+def bwd_attention_peers(lines, iters):
+    """SDPA's backward (flash and cuDNN backends) on kiln's backward shapes:
+    BSHD tensors seen as (batch, heads, seq, hdim), values uniform in
+    [-0.5, 0.5), the forward run once under the backend, then
+    torch.autograd.grad of its output for a random dout timed (the kernels
+    autograd runs for that backend's backward: its dO·O row sums, the main
+    kernel, any dQ conversion), nan where the backend has no kernel for the
+    shape. One row per shape: kiln default and deterministic beside them."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
+    rows = {}  # (dtype, batch, heads, seq, hdim, mask) -> {"kiln": TFLOP/s, "kiln_det": TFLOP/s}
+    for line in lines:
+        f = dict(kv.split("=", 1) for kv in line.split()[1:])
+        key = (f["dtype"], int(f["batch"]), int(f["heads"]), int(f["seq"]), int(f["hdim"]), f["mask"])
+        rows.setdefault(key, {})["kiln_det" if f["deterministic"] == "1" else "kiln"] = float(f["TFLOPs"])
+    print(f"\n{'mask':8s} {'hdim':>5s} {'kiln':>8s} {'kiln det':>9s} " + " ".join(f"{b:>8s}" for b in backends) +
+          " " + " ".join(f"{'kiln/' + b:>11s}" for b in backends) + "   (TFLOP/s, backward: dq, dk, dv)")
+    for (dtype, b, h, s, d, mask), kiln in rows.items():
+        causal = mask == "causal"
+        dt = torch.bfloat16 if dtype == "bf16" else torch.float16
+        q, k, v = (torch.rand(b, s, h, d, device="cuda", dtype=dt).sub_(0.5).transpose(1, 2).requires_grad_()
+                   for _ in range(3))
+        dout = torch.rand(b, s, h, d, device="cuda", dtype=dt).sub_(0.5).transpose(1, 2)
+        flops = 2.5 * 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
+        res = {}
+        for name, be in backends.items():
+            try:
+                with sdpa_kernel([be]):
+                    o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                    ms = bench(lambda t: torch.autograd.grad(o, (q, k, v), dout, retain_graph=True), None, iters)
+                res[name] = flops / (ms * 1e-3) / 1e12
+            except (RuntimeError, NotImplementedError) as e:  # no kernel of this backend for the shape
+                print(f"# sdpa_{name} backward {mask} hdim {d}: {str(e).splitlines()[0][:160]}")
+                res[name] = float("nan")
+            o = None
+            print(f"PEER op=attention_bwd mask={mask} hdim={d} dtype={dtype} batch={b} heads={h} seq={s} "
+                  f"peer=sdpa_{name} TFLOPs={res[name]:.1f}")
+        kn, kd = kiln.get("kiln", float("nan")), kiln.get("kiln_det", float("nan"))
+        print(f"{mask:8s} {d:5d} {kn:8.1f} {kd:9.1f} " + " ".join(f"{res[n]:8.1f}" for n in backends) + " " +
+              " ".join(f"{kn / res[n]:11.2f}" for n in backends))
+        del q, k, v, dout
+        torch.cuda.empty_cache()
+        sys.stdout.flush()
 
 
 def fp8_attention_peers(lines, prefill, iters):

@@ -302,6 +302,60 @@ space.families = {
     end,
   },
   {
+    name = "attention_bwd",
+    template = "templates/attention_bwd.cu.tmpl",
+    group_by = { "op", "dtype" },
+    -- dQ, dK, dV of the forward, FlashAttention-2's order: a block owns a
+    -- key block of a kv head and walks the query blocks (of every query
+    -- head of its group) that see it; mma.sync m16n8k16 and cp.async, so
+    -- sm_80 … sm_90 (Hopper GPUs run the sm_90 code). Head dims of whole
+    -- k16 steps that tile over 8 warps; others run on the next.
+    ops = {
+      { name = "attention_bwd", enum = "KILN_OP_ATTENTION_BWD" },
+    },
+    shapes = { 32, 64, 96, 128, 256 },
+    shape_prefix = "h",
+    acts = { "none" },
+    dtypes = { "f16", "bf16" },
+    archs = portable(space.archs),
+    exists = function(v)
+      return v.arch.cc >= 80
+    end,
+    -- 64 query rows a step (block_m) against block_n keys; 8 warps laid out
+    -- three ways over the same tiles: S and dP with wm_s warps along the
+    -- rows, dK and dV with wn_kv along the keys, dQ with wm_q along the
+    -- rows. stages: Q and dO buffers (2: the next step's fill under this
+    -- one's math). Shared memory: K, V [block_n][dp]; Q, dO
+    -- [stages][block_m][dp]; P, dS [block_m][block_n]; lse2, D [stages]
+    -- [block_m] f32. Chosen on an H100 (bf16, seq 4096, 2026-11-25,
+    -- docs/attention.md): h128 128 keys and 2 stages 203 TFLOP/s against
+    -- 64 keys 153 (2 stages) and 125 (1); h256 64 keys, 1 stage 150 against
+    -- 137 with 2. Where 99 KB is all (sm_86, sm_89), h96 and h128 take 64
+    -- keys and 1 stage; h256 takes 148 KB, which those GPUs do not have:
+    -- their variant is built (its PTX serves newer GPUs, where the tests
+    -- run it) and refuses a call on a GPU with less (NOT_SUPPORTED).
+    traits = function(v)
+      local limits = { [80] = 166912, [86] = 101376, [89] = 101376, [90] = 232448 }
+      local small = limits[v.arch.cc] < 160000
+      -- smem_limit: what the arch's GPUs give a block (the launcher's
+      -- message); it makes each arch's variants its own, as the forward's.
+      local t = { block_m = 64, threads = 256, min_blocks = 1, smem_limit = limits[v.arch.cc] }
+      if v.shape == 32 then
+        t.block_n, t.wm_s, t.wn_kv, t.wm_q, t.stages, t.min_blocks = 128, 2, 8, 4, 2, 2
+      elseif v.shape == 256 or (small and v.shape > 64) then
+        t.block_n, t.wm_s, t.wn_kv, t.wm_q, t.stages = 64, 4, 4, 4, 1
+      else
+        t.block_n, t.wm_s, t.wn_kv, t.wm_q, t.stages = 128, 2, 4, v.shape == 128 and 2 or 4, 2
+      end
+      local dp = (v.shape + 63) // 64 * 64
+      t.smem = (2 * t.block_n * dp + 2 * t.stages * t.block_m * dp + 2 * t.block_m * t.block_n) * v.dtype.bytes
+               + 2 * t.stages * t.block_m * 4
+      assert(t.smem <= math.max(limits[v.arch.cc], v.shape == 256 and limits[80] or 0),
+             v.name .. ": tiles past the shared memory")
+      return t
+    end,
+  },
+  {
     name = "linear",
     template = "templates/linear.cu.tmpl",
     group_by = { "op", "dtype" },

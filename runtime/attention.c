@@ -13,13 +13,13 @@
 #include "runtime/error.h"
 #include "runtime/variant.h"
 
-/* The smallest head dim compiled for dtype that is at least head_dim; 0: none. */
-static int compiled_head_dim(kiln_dtype dtype, int head_dim)
+/* The smallest head dim compiled for op and dtype that is at least head_dim; 0: none. */
+static int compiled_head_dim(kiln_op op, kiln_dtype dtype, int head_dim)
 {
     int best = 0;
     for (int i = 0; i < kiln_variant_table_size; i++) {
         const kiln_variant *v = &kiln_variant_table[i];
-        if (v->op == KILN_OP_ATTENTION_FWD && v->dtype == dtype && v->shape_key >= head_dim &&
+        if (v->op == op && v->dtype == dtype && v->shape_key >= head_dim &&
             (best == 0 || v->shape_key < best))
             best = v->shape_key;
     }
@@ -114,6 +114,34 @@ static kiln_status check_descale_alias(const char *fn, kiln_dtype dtype, const k
     return KILN_STATUS_SUCCESS;
 }
 
+/* The shape, scale and mask the forward and the backward share. */
+static kiln_status check_shape(const char *fn, int batch, int seq_q, int seq_k, int heads_q, int heads_kv, int head_dim,
+                               float scale, int causal, int window_left, int window_right)
+{
+    const struct {
+        const char *name;
+        int value;
+        int max;
+    } dims[] = {{"batch", batch, 65535}, {"seq_q", seq_q, INT32_MAX / 2}, {"seq_k", seq_k, INT32_MAX / 2},
+                {"heads_q", heads_q, 65535}, {"heads_kv", heads_kv, 65535}, {"head_dim", head_dim, 256}};
+    for (int i = 0; i < 6; i++)
+        if (dims[i].value < 1 || dims[i].value > dims[i].max)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: %s is %d; it must be from 1 to %d", fn, dims[i].name,
+                             dims[i].value, dims[i].max);
+    if (heads_q % heads_kv != 0)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: heads_q (%d) must be a multiple of heads_kv (%d)", fn, heads_q,
+                         heads_kv);
+    if (!isfinite(scale) || scale <= 0.0f)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: scale is %g; it must be finite and positive", fn, scale);
+    if (window_left < -1 || window_right < -1)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: window (%d, %d): each bound is -1 (none) or at least 0", fn,
+                         window_left, window_right);
+    if (causal && window_right > 0)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: causal with window_right %d: causal allows no key to the right",
+                         fn, window_right);
+    return KILN_STATUS_SUCCESS;
+}
+
 /* Everything the call and the workspace query check; *key: the compiled
  * head dim the call runs on. */
 static kiln_status check_params(const char *fn, kiln_dtype dtype, const kiln_attention_params *p, int *key)
@@ -122,27 +150,9 @@ static kiln_status check_params(const char *fn, kiln_dtype dtype, const kiln_att
     if (!p) return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: params is NULL", fn);
     if ((st = check_dtypes(fn, dtype, p))) return st;
     const int per = dtype == KILN_DTYPE_E4M3 ? 16 : 8; /* elements of Q, K and V a 16-byte read takes */
-    const struct {
-        const char *name;
-        int value;
-        int max;
-    } dims[] = {{"batch", p->batch, 65535}, {"seq_q", p->seq_q, INT32_MAX / 2}, {"seq_k", p->seq_k, INT32_MAX / 2},
-                {"heads_q", p->heads_q, 65535}, {"heads_kv", p->heads_kv, 65535}, {"head_dim", p->head_dim, 256}};
-    for (int i = 0; i < 6; i++)
-        if (dims[i].value < 1 || dims[i].value > dims[i].max)
-            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: %s is %d; it must be from 1 to %d", fn, dims[i].name,
-                             dims[i].value, dims[i].max);
-    if (p->heads_q % p->heads_kv != 0)
-        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: heads_q (%d) must be a multiple of heads_kv (%d)", fn,
-                         p->heads_q, p->heads_kv);
-    if (!isfinite(p->scale) || p->scale <= 0.0f)
-        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: scale is %g; it must be finite and positive", fn, p->scale);
-    if (p->window_left < -1 || p->window_right < -1)
-        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: window (%d, %d): each bound is -1 (none) or at least 0", fn,
-                         p->window_left, p->window_right);
-    if (p->causal && p->window_right > 0)
-        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: causal with window_right %d: causal allows no key to the right",
-                         fn, p->window_right);
+    if ((st = check_shape(fn, p->batch, p->seq_q, p->seq_k, p->heads_q, p->heads_kv, p->head_dim, p->scale, p->causal,
+                          p->window_left, p->window_right)))
+        return st;
     if ((p->cu_seqlens_q == NULL) != (p->cu_seqlens_k == NULL))
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: cu_seqlens_q and cu_seqlens_k must both be given or both NULL",
                          fn);
@@ -158,7 +168,7 @@ static kiln_status check_params(const char *fn, kiln_dtype dtype, const kiln_att
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: o must not be q, k or v (the kernel reads them after writing o)",
                          fn);
     if ((st = check_descale_alias(fn, dtype, p))) return st;
-    *key = compiled_head_dim(dtype, p->head_dim);
+    *key = compiled_head_dim(KILN_OP_ATTENTION_FWD, dtype, p->head_dim);
     if (*key == 0)
         return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: no attention variant for %s head_dim %d was built", fn,
                          kiln_dtype_name(dtype), p->head_dim);
@@ -249,5 +259,127 @@ kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *p,
                              p->v_descale,
                              p->descale_per_head != 0};
     kiln_variant_key vk = {KILN_OP_ATTENTION_FWD, dtype, key, KILN_ACT_NONE};
+    return kiln_dispatch(&vk, &a, stream);
+}
+
+/* ---- Backward -------------------------------------------------------------- */
+
+/* Workspace rows of each (batch, query head): seq_q rounded up to the pad. */
+static int bwd_sq_pad(const kiln_attention_bwd_params *p)
+{
+    return (p->seq_q + KILN_ATTENTION_BWD_PAD_ROWS - 1) / KILN_ATTENTION_BWD_PAD_ROWS * KILN_ATTENTION_BWD_PAD_ROWS;
+}
+
+/* The workspace's parts (attention.h): dq_acc, lse2, dsum, sem; byte offsets in off[], the total returned. */
+static size_t bwd_workspace(const kiln_attention_bwd_params *p, int key, size_t off[4])
+{
+    const size_t rows = (size_t)p->batch * p->heads_q * bwd_sq_pad(p);
+    off[0] = 0;
+    off[1] = off[0] + rows * key * sizeof(float);
+    off[2] = off[1] + rows * sizeof(float);
+    off[3] = off[2] + rows * sizeof(float);
+    return off[3] + rows / KILN_ATTENTION_BWD_SEM_ROWS * sizeof(int32_t);
+}
+
+static kiln_status check_bwd_params(const char *fn, kiln_dtype dtype, const kiln_attention_bwd_params *p, int *key)
+{
+    kiln_status st;
+    if (!p) return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: params is NULL", fn);
+    if (dtype != KILN_DTYPE_F16 && dtype != KILN_DTYPE_BF16)
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: dtype %d (%s); the attention backward takes f16 (%d) and "
+                         "bf16 (%d)", fn, (int)dtype, kiln_dtype_name(dtype), KILN_DTYPE_F16, KILN_DTYPE_BF16);
+    if ((st = check_shape(fn, p->batch, p->seq_q, p->seq_k, p->heads_q, p->heads_kv, p->head_dim, p->scale, p->causal,
+                          p->window_left, p->window_right)))
+        return st;
+    if (p->cu_seqlens_q || p->cu_seqlens_k)
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: cu_seqlens given; the attention backward takes fixed lengths "
+                         "(varlen has no backward yet)", fn);
+    if (!p->lse)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: lse is NULL; the backward needs the forward's lse", fn);
+    const struct {
+        const char *name;
+        const void *ptr;
+        const int64_t *stride;
+        int seq, heads;
+    } t[] = {{"q", p->q, p->q_stride, p->seq_q, p->heads_q},       {"k", p->k, p->k_stride, p->seq_k, p->heads_kv},
+             {"v", p->v, p->v_stride, p->seq_k, p->heads_kv},      {"o", p->o, p->o_stride, p->seq_q, p->heads_q},
+             {"dout", p->dout, p->dout_stride, p->seq_q, p->heads_q}, {"dq", p->dq, p->dq_stride, p->seq_q, p->heads_q},
+             {"dk", p->dk, p->dk_stride, p->seq_k, p->heads_kv},   {"dv", p->dv, p->dv_stride, p->seq_k, p->heads_kv}};
+    for (int i = 0; i < 8; i++)
+        if ((st = kiln_check_ptr(fn, t[i].name, t[i].ptr, 16, 0)) || (st = check_strides(fn, t[i].name, t[i].stride, 8)))
+            return st;
+    if ((st = kiln_check_ptr(fn, "lse", p->lse, sizeof(float), 0))) return st;
+    /* The outputs (dq, dk, dv) against every input and each other: the
+     * same first element is refused; interleaved layouts (a packed dqkv)
+     * are the caller's to keep apart, as kiln.h says. */
+    for (int i = 5; i < 8; i++) {
+        for (int j = 0; j < 8; j++)
+            if (j != i && t[i].ptr == t[j].ptr)
+                return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: %s is %s; the outputs must not overlap the inputs or "
+                                 "each other", fn, t[i].name, t[j].name);
+        if (t[i].ptr == (const void *)p->lse)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: %s is lse; the outputs must not overlap the inputs", fn,
+                             t[i].name);
+    }
+    *key = compiled_head_dim(KILN_OP_ATTENTION_BWD, dtype, p->head_dim);
+    if (*key == 0)
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: no attention backward variant for %s head_dim %d was built", fn,
+                         kiln_dtype_name(dtype), p->head_dim);
+    return KILN_STATUS_SUCCESS;
+}
+
+kiln_status kiln_attention_bwd_workspace(kiln_dtype dtype, const kiln_attention_bwd_params *p, size_t *bytes)
+{
+    static const char fn[] = "kiln_attention_bwd_workspace";
+    kiln_clear_error();
+    if (!bytes) return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: bytes is NULL", fn);
+    *bytes = 0;
+    int key = 0;
+    kiln_status st = check_bwd_params(fn, dtype, p, &key);
+    if (st) return st;
+    size_t off[4];
+    *bytes = bwd_workspace(p, key, off);
+    return KILN_STATUS_SUCCESS;
+}
+
+kiln_status kiln_attention_bwd(kiln_dtype dtype, const kiln_attention_bwd_params *p, kiln_stream stream)
+{
+    static const char fn[] = "kiln_attention_bwd";
+    kiln_clear_error();
+    int key = 0;
+    kiln_status st = check_bwd_params(fn, dtype, p, &key);
+    if (st) return st;
+    size_t off[4];
+    const size_t need = bwd_workspace(p, key, off);
+    if (!p->workspace)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: workspace is NULL; the backward needs %zu bytes "
+                         "(kiln_attention_bwd_workspace)", fn, need);
+    if ((st = kiln_check_ptr(fn, "workspace", p->workspace, 16, 0))) return st;
+    if (p->workspace_bytes < need)
+        return kiln_fail(KILN_STATUS_WORKSPACE_TOO_SMALL,
+                         "%s: workspace_bytes is %zu; this call needs %zu (kiln_attention_bwd_workspace)", fn,
+                         p->workspace_bytes, need);
+    char *ws = (char *)p->workspace;
+    kiln_attention_bwd_args a = {p->batch, p->seq_q, p->seq_k, p->heads_q, p->heads_kv, p->head_dim,
+                                 p->q, p->k, p->v, p->o, p->dout, p->lse, p->dq, p->dk, p->dv,
+                                 {p->q_stride[0], p->q_stride[1], p->q_stride[2]},
+                                 {p->k_stride[0], p->k_stride[1], p->k_stride[2]},
+                                 {p->v_stride[0], p->v_stride[1], p->v_stride[2]},
+                                 {p->o_stride[0], p->o_stride[1], p->o_stride[2]},
+                                 {p->dout_stride[0], p->dout_stride[1], p->dout_stride[2]},
+                                 {p->dq_stride[0], p->dq_stride[1], p->dq_stride[2]},
+                                 {p->dk_stride[0], p->dk_stride[1], p->dk_stride[2]},
+                                 {p->dv_stride[0], p->dv_stride[1], p->dv_stride[2]},
+                                 p->scale,
+                                 p->scale * 1.4426950408889634f,
+                                 p->window_left,
+                                 p->causal ? 0 : p->window_right,
+                                 p->deterministic != 0,
+                                 bwd_sq_pad(p),
+                                 (float *)(ws + off[0]),
+                                 (float *)(ws + off[1]),
+                                 (float *)(ws + off[2]),
+                                 (int *)(ws + off[3])};
+    kiln_variant_key vk = {KILN_OP_ATTENTION_BWD, dtype, key, KILN_ACT_NONE};
     return kiln_dispatch(&vk, &a, stream);
 }

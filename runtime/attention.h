@@ -1,7 +1,8 @@
 /*
  * attention.h: the arguments kiln_attention_fwd (runtime/attention.c) hands
- * to a variant's launcher (generated from templates/attention.cu.tmpl).
- * Internal; C and CUDA C++ both read it.
+ * to a variant's launcher (generated from templates/attention.cu.tmpl), and
+ * those kiln_attention_bwd hands to a backward variant's
+ * (templates/attention_bwd.cu.tmpl). Internal; C and CUDA C++ both read it.
  */
 #ifndef KILN_ATTENTION_H
 #define KILN_ATTENTION_H
@@ -36,6 +37,34 @@ typedef struct kiln_attention_args {
     const float *q_descale, *k_descale, *v_descale;
     int descale_per_head;
 } kiln_attention_args;
+
+/* The backward's workspace rows of each (batch, query head): seq_q rounded
+ * up to this, so the kernels' loads and adds of whole query blocks need no
+ * bounds; a deterministic counter covers BWD_SEM_ROWS rows. */
+#define KILN_ATTENTION_BWD_PAD_ROWS 128
+#define KILN_ATTENTION_BWD_SEM_ROWS 64
+
+/* Strides in elements; the window with causal folded in (-1: none). The
+ * workspace, split by kiln_attention_bwd (sq_pad = seq_q rounded up to
+ * KILN_ATTENTION_BWD_PAD_ROWS; head_pitch = the variant's compiled head dim):
+ *   dq_acc f32 [batch][heads_q][sq_pad][head_pitch]  dQ's sums
+ *   lse2   f32 [batch][heads_q][sq_pad]              lse·log2(e), +Inf for rows that see no key
+ *   dsum   f32 [batch][heads_q][sq_pad]              D = rowsum(dout ∘ O)
+ *   sem    i32 [batch][heads_q][sq_pad / 64]         deterministic: key blocks added so far */
+typedef struct kiln_attention_bwd_args {
+    int batch, seq_q, seq_k, heads_q, heads_kv, head_dim;
+    const void *q, *k, *v, *o, *dout;
+    const float *lse;
+    void *dq, *dk, *dv;
+    int64_t q_stride[3], k_stride[3], v_stride[3], o_stride[3], dout_stride[3]; /* batch, seq, head */
+    int64_t dq_stride[3], dk_stride[3], dv_stride[3];
+    float scale, scale_log2;
+    int64_t window_left, window_right;
+    int deterministic;
+    int sq_pad;
+    float *dq_acc, *lse2, *dsum;
+    int *sem;
+} kiln_attention_bwd_args;
 
 #ifdef __cplusplus
 }

@@ -113,7 +113,8 @@ typedef enum kiln_op {
     KILN_OP_SOFTMAX_FWD = 10,
     KILN_OP_ATTENTION_FWD = 11,
     KILN_OP_LINEAR_FWD = 12,
-    KILN_OP_GATED_LINEAR_FWD = 13
+    KILN_OP_GATED_LINEAR_FWD = 13,
+    KILN_OP_ATTENTION_BWD = 14
 } kiln_op;
 
 /* A fixed string for a status ("KILN_STATUS_MISALIGNED: ..."). */
@@ -311,6 +312,53 @@ kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *pa
  * device (0 when it would not split); params are checked as the call checks
  * them, workspace and workspace_bytes aside. */
 kiln_status kiln_attention_fwd_workspace(kiln_dtype dtype, const kiln_attention_params *params, size_t *bytes);
+
+/* The gradients of kiln_attention_fwd (f16, bf16; sm_80 … sm_90 code, which
+ * Hopper GPUs run too) for an upstream gradient dout of O:
+ *   P = softmax(scale·Q·Kᵀ + mask) recomputed from Q, K and the forward's lse,
+ *   D = rowsum(dout ∘ O), dS = P ∘ (dout·Vᵀ − D),
+ *   dq = scale·dS·K, dk = scale·dSᵀ·Q, dv = Pᵀ·dout,
+ * tile by tile (P never exists in memory), f32 accumulation; dk and dv of a
+ * kv head are the sums over its query heads (GQA, MQA). Shapes, strides,
+ * masks and head dims as the forward's (compiled: 32, 64, 96, 128, 256; any
+ * other up to 256 runs on the next); o and lse are the forward's outputs of
+ * the same call (lse is required); dout, dq laid out as Q, dk and dv as K
+ * (each with its own strides). Fixed lengths (cu_seqlens NULL).
+ * dq is summed across key blocks in f32 in the workspace, which the call
+ * requires (NULL: KILN_STATUS_INVALID_VALUE; smaller than
+ * kiln_attention_bwd_workspace says: KILN_STATUS_WORKSPACE_TOO_SMALL; it
+ * needs no device to answer): 16-byte aligned, not touched by anything else
+ * until the call's work on the stream ends.
+ * By default key blocks add into it with atomics, in whatever order they
+ * run; with deterministic set they add in a fixed order, so the same inputs
+ * give the same bits (slower where many key blocks share a query block,
+ * causal most). Outputs must not overlap the inputs or each other (a call
+ * giving one the very pointer of another is refused; interleaved layouts,
+ * a packed [batch][seq][3][heads][head_dim] dqkv say, are fine).
+ * Head dim 256 needs 148 KB of shared memory a block: sm_80 and sm_90 GPUs,
+ * not sm_86 / sm_89 (KILN_STATUS_NOT_SUPPORTED there). */
+typedef struct kiln_attention_bwd_params {
+    int batch, seq_q, seq_k, heads_q, heads_kv, head_dim;
+    const void *q, *k, *v, *o, *dout;
+    const float *lse;       /* the forward's, [batch][heads_q][seq_q] */
+    void *dq, *dk, *dv;
+    int64_t q_stride[3], k_stride[3], v_stride[3], o_stride[3], dout_stride[3]; /* batch, seq, head */
+    int64_t dq_stride[3], dk_stride[3], dv_stride[3];
+    float scale;
+    int causal;
+    int window_left, window_right;
+    const int32_t *cu_seqlens_q, *cu_seqlens_k; /* NULL: varlen has no backward yet */
+    int deterministic;
+    void *workspace;
+    size_t workspace_bytes;
+} kiln_attention_bwd_params;
+
+kiln_status kiln_attention_bwd(kiln_dtype dtype, const kiln_attention_bwd_params *params, kiln_stream stream);
+
+/* The workspace bytes kiln_attention_bwd needs for params (more than 0);
+ * params are checked as the call checks them, workspace and workspace_bytes
+ * aside. */
+kiln_status kiln_attention_bwd_workspace(kiln_dtype dtype, const kiln_attention_bwd_params *params, size_t *bytes);
 
 /* ---- Linear ----------------------------------------------------------------
  * A GEMM with its epilogue fused, f32 accumulation:

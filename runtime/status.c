@@ -78,6 +78,7 @@ const char *kiln_op_name(kiln_op op)
     case KILN_OP_RMSNORM_FWD_FP8: return "rmsnorm_fwd_fp8";
     case KILN_OP_SOFTMAX_FWD: return "softmax_fwd";
     case KILN_OP_ATTENTION_FWD: return "attention_fwd";
+    case KILN_OP_ATTENTION_BWD: return "attention_bwd";
     case KILN_OP_LINEAR_FWD: return "linear_fwd";
     case KILN_OP_GATED_LINEAR_FWD: return "gated_linear_fwd";
     }

@@ -22,8 +22,8 @@ if [ "${1:-}" = "--pack" ]; then
   stage="$(mktemp -d)/kiln-gpu"
   mkdir -p "$stage"
   cp -f bazel-bin/tests/elementwise_test bazel-bin/tests/norm_test bazel-bin/tests/softmax_test \
-        bazel-bin/tests/attention_test bazel-bin/tests/linear_test bazel-bin/tests/runtime_test \
-        bazel-bin/tests/env_variant_test bazel-bin/runtime/kiln_variants bazel-bin/bench/bench_elementwise \
+        bazel-bin/tests/attention_test bazel-bin/tests/attention_bwd_test bazel-bin/tests/linear_test \
+        bazel-bin/tests/runtime_test bazel-bin/tests/env_variant_test bazel-bin/runtime/kiln_variants bazel-bin/bench/bench_elementwise \
         bazel-bin/bench/bench_norm bazel-bin/bench/bench_attention bazel-bin/bench/bench_linear bench/peers.py tests/gpu_suite.sh "$stage/"
   chmod u+w "$stage"/*
   tar -C "$(dirname "$stage")" -cf - kiln-gpu | xz -T2 --lzma2=preset=6,dict=192MiB > "$out"
@@ -44,7 +44,7 @@ secs() { printf '%d.%d s' $(( $1 / 1000 )) $(( $1 % 1000 / 100 )); }
 # The binaries in the order their logs are printed, each with its shards: the
 # long sweeps (linear's and attention's references, every arch's PTX through
 # the driver's JIT) split so that no one process holds the suite up.
-binaries="runtime_test:1 env_variant_test:1 elementwise_test:2 norm_test:3 softmax_test:1 attention_test:4 linear_test:4"
+binaries="runtime_test:1 env_variant_test:1 elementwise_test:2 norm_test:3 softmax_test:1 attention_test:4 attention_bwd_test:4 linear_test:4"
 [ "${KILN_SUITE_SERIAL:-0}" = 1 ] && binaries="$(echo "$binaries" | sed 's/:[0-9]*/:1/g')"
 # start NAME I N: runs shard I of N of NAME, output to $dir/NAME.I.log, then
 # "exit-status milliseconds" to $dir/NAME.I.rc.
@@ -91,7 +91,7 @@ if [ "$sanitize" = 1 ]; then
   for tool in memcheck racecheck initcheck synccheck; do
     echo "== compute-sanitizer --tool $tool (KILN_TEST_FILTER=$KILN_TEST_FILTER)"
     rc=0
-    for t in elementwise_test norm_test softmax_test attention_test linear_test; do
+    for t in elementwise_test norm_test softmax_test attention_test attention_bwd_test linear_test; do
       compute-sanitizer --tool "$tool" --error-exitcode 99 "$here/$t" >> "$dir/$tool.log" 2>&1 || rc=$?
     done
     grep -E "ERROR SUMMARY|^not ok|^# [0-9]+ (passed|of)" "$dir/$tool.log"
