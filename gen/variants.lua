@@ -330,7 +330,12 @@ space.families = {
     -- [block_m] f32. Chosen on an H100 (bf16, seq 4096, 2026-11-25,
     -- docs/attention.md): h128 128 keys and 2 stages 203 TFLOP/s against
     -- 64 keys 153 (2 stages) and 125 (1); h256 64 keys, 1 stage 150 against
-    -- 137 with 2. Where 99 KB is all (sm_86, sm_89), h96 and h128 take 64
+    -- 137 with 2. Warp layouts (wm_s, wn_kv, wm_q), the best of those tried
+    -- in the standalone harness (docs/attention.md): h128 2, 2, 2 (228 / 205
+    -- none / causal against 202 / 182 with 2, 4, 2; in kiln's own build both
+    -- run at 216 / 194), h256 2, 2, 2 (155 / 156 against 148 / 148 with 4,
+    -- 4, 4; kiln 156 / 155), h64 2, 4, 4. Where 99 KB
+    -- is all (sm_86, sm_89), h96 and h128 take 64
     -- keys and 1 stage; h256 takes 148 KB, which those GPUs do not have:
     -- their variant is built (its PTX serves newer GPUs, where the tests
     -- run it) and refuses a call on a GPU with less (NOT_SUPPORTED).
@@ -342,10 +347,12 @@ space.families = {
       local t = { block_m = 64, threads = 256, min_blocks = 1, smem_limit = limits[v.arch.cc] }
       if v.shape == 32 then
         t.block_n, t.wm_s, t.wn_kv, t.wm_q, t.stages, t.min_blocks = 128, 2, 8, 4, 2, 2
-      elseif v.shape == 256 or (small and v.shape > 64) then
+      elseif v.shape == 256 then
+        t.block_n, t.wm_s, t.wn_kv, t.wm_q, t.stages = 64, 2, 2, 2, 1
+      elseif small and v.shape > 64 then
         t.block_n, t.wm_s, t.wn_kv, t.wm_q, t.stages = 64, 4, 4, 4, 1
       else
-        t.block_n, t.wm_s, t.wn_kv, t.wm_q, t.stages = 128, 2, 4, v.shape == 128 and 2 or 4, 2
+        t.block_n, t.wm_s, t.wn_kv, t.wm_q, t.stages = 128, 2, v.shape == 128 and 2 or 4, v.shape == 128 and 2 or 4, 2
       end
       local dp = (v.shape + 63) // 64 * 64
       t.smem = (2 * t.block_n * dp + 2 * t.stages * t.block_m * dp + 2 * t.block_m * t.block_n) * v.dtype.bytes
