@@ -307,9 +307,15 @@ space.families = {
     group_by = { "op", "dtype" },
     -- dQ, dK, dV of the forward, FlashAttention-2's order: a block owns a
     -- key block of a kv head and walks the query blocks (of every query
-    -- head of its group) that see it; mma.sync m16n8k16 and cp.async, so
-    -- sm_80 … sm_90 (Hopper GPUs run the sm_90 code). Head dims of whole
-    -- k16 steps that tile over 8 warps; others run on the next.
+    -- head of its group) that see it; mma.sync m16n8k16 and cp.async on
+    -- sm_80 … sm_90 (Hopper GPUs run the sm_90 code), and on sm_75 f16
+    -- ("turing": m16n8k8 pairs, plain loads) the head dims whose tiles fit
+    -- its 64 KB, 32 and 64 (96 and up take 80 KB and more even with 64 keys
+    -- and one stage). No sm_70 (no ldmatrix; Volta's m8n8k4 would be a path
+    -- of its own). sm_90a ("hopper", head dim 128: the issue's Hopper
+    -- target): the same walk and fills, the five products on wgmma from
+    -- shared memory. Head dims of whole k16 steps that tile over 8 warps;
+    -- others run on the next.
     ops = {
       { name = "attention_bwd", enum = "KILN_OP_ATTENTION_BWD" },
     },
@@ -317,9 +323,10 @@ space.families = {
     shape_prefix = "h",
     acts = { "none" },
     dtypes = { "f16", "bf16" },
-    archs = portable(space.archs),
+    archs = all(space.archs),
     exists = function(v)
-      return v.arch.cc >= 80
+      if v.arch.specific then return v.shape == 128 end
+      return v.arch.cc >= math.max(75, v.dtype.min_cc) and (v.arch.cc >= 80 or v.shape <= 64)
     end,
     -- 64 query rows a step (block_m) against block_n keys; 8 warps laid out
     -- three ways over the same tiles: S and dP with wm_s warps along the
@@ -338,14 +345,27 @@ space.families = {
     -- is all (sm_86, sm_89), h96 and h128 take 64
     -- keys and 1 stage; h256 takes 148 KB, which those GPUs do not have:
     -- their variant is built (its PTX serves newer GPUs, where the tests
-    -- run it) and refuses a call on a GPU with less (NOT_SUPPORTED).
+    -- run it) and refuses a call on a GPU with less (NOT_SUPPORTED). sm_75:
+    -- 64 keys, 1 stage (48.5 KB), layouts 2, 4, 4.
     traits = function(v)
-      local limits = { [80] = 166912, [86] = 101376, [89] = 101376, [90] = 232448 }
+      local limits = { [75] = 65536, [80] = 166912, [86] = 101376, [89] = 101376, [90] = 232448 }
       local small = limits[v.arch.cc] < 160000
       -- smem_limit: what the arch's GPUs give a block (the launcher's
       -- message); it makes each arch's variants its own, as the forward's.
-      local t = { block_m = 64, threads = 256, min_blocks = 1, smem_limit = limits[v.arch.cc] }
-      if v.shape == 32 then
+      local t = { path = v.arch.cc >= 80 and "ampere" or "turing", block_m = 64, threads = 256, min_blocks = 1,
+                  smem_limit = limits[v.arch.cc] }
+      if v.arch.specific then
+        -- Two warpgroups: S, dP, dK, dV of 64 keys each, dQ of half the
+        -- head dim each; 1 KB of slack to start the tiles on 1024 bytes.
+        t.path, t.block_n, t.stages = "hopper", 128, 2
+        local dp = v.shape
+        t.smem = (2 * t.block_n * dp + 2 * t.stages * t.block_m * dp + 2 * t.block_m * t.block_n) * v.dtype.bytes
+                 + 2 * t.stages * t.block_m * 4 + 1024
+        assert(t.smem <= limits[90], v.name .. ": tiles past the shared memory")
+        return t
+      elseif t.path == "turing" then
+        t.block_n, t.wm_s, t.wn_kv, t.wm_q, t.stages = 64, 2, 4, 4, 1
+      elseif v.shape == 32 then
         t.block_n, t.wm_s, t.wn_kv, t.wm_q, t.stages, t.min_blocks = 128, 2, 8, 4, 2, 2
       elseif v.shape == 256 then
         t.block_n, t.wm_s, t.wn_kv, t.wm_q, t.stages = 64, 2, 2, 2, 1

@@ -142,6 +142,19 @@ static kiln_status check_shape(const char *fn, int batch, int seq_q, int seq_k, 
     return KILN_STATUS_SUCCESS;
 }
 
+/* Varlen offsets: both given or both NULL, each aligned to its int32. */
+static kiln_status check_cu_seqlens(const char *fn, const int32_t *cu_q, const int32_t *cu_k)
+{
+    kiln_status st;
+    if ((cu_q == NULL) != (cu_k == NULL))
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: cu_seqlens_q and cu_seqlens_k must both be given or both NULL",
+                         fn);
+    if ((st = kiln_check_ptr(fn, "cu_seqlens_q", cu_q, sizeof(int32_t), 1)) ||
+        (st = kiln_check_ptr(fn, "cu_seqlens_k", cu_k, sizeof(int32_t), 1)))
+        return st;
+    return KILN_STATUS_SUCCESS;
+}
+
 /* Everything the call and the workspace query check; *key: the compiled
  * head dim the call runs on. */
 static kiln_status check_params(const char *fn, kiln_dtype dtype, const kiln_attention_params *p, int *key)
@@ -153,14 +166,10 @@ static kiln_status check_params(const char *fn, kiln_dtype dtype, const kiln_att
     if ((st = check_shape(fn, p->batch, p->seq_q, p->seq_k, p->heads_q, p->heads_kv, p->head_dim, p->scale, p->causal,
                           p->window_left, p->window_right)))
         return st;
-    if ((p->cu_seqlens_q == NULL) != (p->cu_seqlens_k == NULL))
-        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: cu_seqlens_q and cu_seqlens_k must both be given or both NULL",
-                         fn);
+    if ((st = check_cu_seqlens(fn, p->cu_seqlens_q, p->cu_seqlens_k))) return st;
     if ((st = kiln_check_ptr(fn, "q", p->q, 16, 0)) || (st = kiln_check_ptr(fn, "k", p->k, 16, 0)) ||
         (st = kiln_check_ptr(fn, "v", p->v, 16, 0)) || (st = kiln_check_ptr(fn, "o", p->o, 16, 0)) ||
         (st = kiln_check_ptr(fn, "lse", p->lse, sizeof(float), 1)) ||
-        (st = kiln_check_ptr(fn, "cu_seqlens_q", p->cu_seqlens_q, sizeof(int32_t), 1)) ||
-        (st = kiln_check_ptr(fn, "cu_seqlens_k", p->cu_seqlens_k, sizeof(int32_t), 1)) ||
         (st = check_strides(fn, "q", p->q_stride, per)) || (st = check_strides(fn, "k", p->k_stride, per)) ||
         (st = check_strides(fn, "v", p->v_stride, per)) || (st = check_strides(fn, "o", p->o_stride, 8)))
         return st;
@@ -291,9 +300,7 @@ static kiln_status check_bwd_params(const char *fn, kiln_dtype dtype, const kiln
     if ((st = check_shape(fn, p->batch, p->seq_q, p->seq_k, p->heads_q, p->heads_kv, p->head_dim, p->scale, p->causal,
                           p->window_left, p->window_right)))
         return st;
-    if (p->cu_seqlens_q || p->cu_seqlens_k)
-        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: cu_seqlens given; the attention backward takes fixed lengths "
-                         "(varlen has no backward yet)", fn);
+    if ((st = check_cu_seqlens(fn, p->cu_seqlens_q, p->cu_seqlens_k))) return st;
     if (!p->lse)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: lse is NULL; the backward needs the forward's lse", fn);
     const struct {
@@ -374,6 +381,8 @@ kiln_status kiln_attention_bwd(kiln_dtype dtype, const kiln_attention_bwd_params
                                  p->scale * 1.4426950408889634f,
                                  p->window_left,
                                  p->causal ? 0 : p->window_right,
+                                 p->cu_seqlens_q,
+                                 p->cu_seqlens_k,
                                  p->deterministic != 0,
                                  bwd_sq_pad(p),
                                  (float *)(ws + off[0]),

@@ -44,9 +44,12 @@ typedef struct kiln_attention_args {
 #define KILN_ATTENTION_BWD_PAD_ROWS 128
 #define KILN_ATTENTION_BWD_SEM_ROWS 64
 
-/* Strides in elements; the window with causal folded in (-1: none). The
+/* Strides in elements; the window with causal folded in (-1: none);
+ * cu_seqlens as the forward's (varlen: seq_q, seq_k the longest, each
+ * tensor packed along its seq stride, lse [heads_q][total_q]). The
  * workspace, split by kiln_attention_bwd (sq_pad = seq_q rounded up to
- * KILN_ATTENTION_BWD_PAD_ROWS; head_pitch = the variant's compiled head dim):
+ * KILN_ATTENTION_BWD_PAD_ROWS; head_pitch = the variant's compiled head dim;
+ * varlen keeps a batch × sq_pad block of rows a query head):
  *   dq_acc f32 [batch][heads_q][sq_pad][head_pitch]  dQ's sums
  *   lse2   f32 [batch][heads_q][sq_pad]              lse·log2(e), +Inf for rows that see no key
  *   dsum   f32 [batch][heads_q][sq_pad]              D = rowsum(dout ∘ O)
@@ -60,6 +63,7 @@ typedef struct kiln_attention_bwd_args {
     int64_t dq_stride[3], dk_stride[3], dv_stride[3];
     float scale, scale_log2;
     int64_t window_left, window_right;
+    const int32_t *cu_seqlens_q, *cu_seqlens_k;
     int deterministic;
     int sq_pad;
     float *dq_acc, *lse2, *dsum;

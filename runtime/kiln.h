@@ -313,17 +313,20 @@ kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *pa
  * them, workspace and workspace_bytes aside. */
 kiln_status kiln_attention_fwd_workspace(kiln_dtype dtype, const kiln_attention_params *params, size_t *bytes);
 
-/* The gradients of kiln_attention_fwd (f16, bf16; sm_80 … sm_90 code, which
- * Hopper GPUs run too) for an upstream gradient dout of O:
+/* The gradients of kiln_attention_fwd for an upstream gradient dout of O
+ * (f16 and bf16 on sm_80 … sm_90 code, which Hopper GPUs run too; on sm_75
+ * f16 at head dims up to 64; no sm_70 code):
  *   P = softmax(scale·Q·Kᵀ + mask) recomputed from Q, K and the forward's lse,
  *   D = rowsum(dout ∘ O), dS = P ∘ (dout·Vᵀ − D),
  *   dq = scale·dS·K, dk = scale·dSᵀ·Q, dv = Pᵀ·dout,
  * tile by tile (P never exists in memory), f32 accumulation; dk and dv of a
  * kv head are the sums over its query heads (GQA, MQA). Shapes, strides,
- * masks and head dims as the forward's (compiled: 32, 64, 96, 128, 256; any
- * other up to 256 runs on the next); o and lse are the forward's outputs of
- * the same call (lse is required); dout, dq laid out as Q, dk and dv as K
- * (each with its own strides). Fixed lengths (cu_seqlens NULL).
+ * masks, varlen and head dims as the forward's (compiled: 32, 64, 96, 128,
+ * 256; any other up to 256 runs on the next); o and lse are the forward's
+ * outputs of the same call (lse is required); dout, dq laid out as Q, dk and
+ * dv as K (each with its own strides). Varlen: cu_seqlens_q / _k as the
+ * forward's, every tensor packed along its seq stride, lse [heads_q]
+ * [total_q], seq_q / seq_k the longest (a longer sequence is cut there).
  * dq is summed across key blocks in f32 in the workspace, which the call
  * requires (NULL: KILN_STATUS_INVALID_VALUE; smaller than
  * kiln_attention_bwd_workspace says: KILN_STATUS_WORKSPACE_TOO_SMALL; it
@@ -340,14 +343,14 @@ kiln_status kiln_attention_fwd_workspace(kiln_dtype dtype, const kiln_attention_
 typedef struct kiln_attention_bwd_params {
     int batch, seq_q, seq_k, heads_q, heads_kv, head_dim;
     const void *q, *k, *v, *o, *dout;
-    const float *lse;       /* the forward's, [batch][heads_q][seq_q] */
+    const float *lse;       /* the forward's, [batch][heads_q][seq_q] (varlen: [heads_q][total_q]) */
     void *dq, *dk, *dv;
     int64_t q_stride[3], k_stride[3], v_stride[3], o_stride[3], dout_stride[3]; /* batch, seq, head */
     int64_t dq_stride[3], dk_stride[3], dv_stride[3];
     float scale;
     int causal;
     int window_left, window_right;
-    const int32_t *cu_seqlens_q, *cu_seqlens_k; /* NULL: varlen has no backward yet */
+    const int32_t *cu_seqlens_q, *cu_seqlens_k; /* both NULL, or both given */
     int deterministic;
     void *workspace;
     size_t workspace_bytes;

@@ -20,13 +20,17 @@
  * BHSD, rows padded by 0, 8 or 16 elements); head dims of the variant's own
  * size, 8 less (80 on h96) and 3 less, run on it with the padding handled
  * inside: the inputs' padding columns hold NaN, which must never be read,
- * and the outputs' must keep their poison. Deterministic mode on about half
+ * and the outputs' must keep their poison. Varlen (cu_seqlens, the tensors
+ * packed): three sequences of lengths (1, 17), (130, 130), (64, 1), causal
+ * with (130, 100), (1, 17), (64, 130), and a window (64, 0) with (100, 130),
+ * (0, 5), (3, 1) (a sequence with no queries: its dk and dv are 0), on
+ * mixed strides. Deterministic mode on about half
  * the cases: the call runs twice (outputs and workspace poisoned again in
  * between) and dq, dk, dv must be the same bits (memcmp). Then, once (shard
  * 0), bad input: workspace 16 bytes short (KILN_STATUS_WORKSPACE_TOO_SMALL),
  * a workspace off 16 bytes and a stride not a multiple of 8 (MISALIGNED),
- * workspace NULL, lse NULL and dq = q (INVALID_VALUE, kiln.h's rule for a
- * required pointer), cu_seqlens given and dtype e4m3
+ * workspace NULL, lse NULL, dq = q and cu_seqlens_q without cu_seqlens_k
+ * (INVALID_VALUE, kiln.h's rule for a required pointer), dtype e4m3
  * (NOT_SUPPORTED), each with the message naming the argument and, on a GPU,
  * nothing launched (outputs and workspace keep every poisoned byte); and head
  * dim 100 unforced runs on the head dim 128 variant. Without a GPU the
@@ -79,6 +83,7 @@ typedef struct bwd_case {
     int causal, left, right;
     enum layout layout;
     int det; /* deterministic: run twice, the same bits */
+    const int *lens_q, *lens_k; /* varlen: each sequence's lengths (sq, sk the longest); NULL: fixed */
 } bwd_case;
 
 static const bwd_case cases[] = {
@@ -95,6 +100,10 @@ static const bwd_case cases[] = {
     {2, 130, 17, 8, 2, D_LESS, 0, 32, 32, MIXED, 0},     /* seq_q > seq_k, window (32, 32) */
     {2, 130, 17, 2, 2, D_FULL, 0, -1, -1, BHSD, 0},      /* seq_q > seq_k, no mask */
     {1, 1000, 1000, 2, 2, D_FULL, 1, -1, -1, BSHD, 1},   /* long rows: many key blocks add into each dq */
+    /* varlen: packed [total][heads][dp] (BHSD: [heads][total][dp]) */
+    {3, 130, 130, 4, 2, D_FULL, 0, -1, -1, BSHD, 0, (const int[]){1, 130, 64}, (const int[]){17, 130, 1}},
+    {3, 130, 130, 4, 1, D_ODD, 1, -1, -1, BHSD, 1, (const int[]){130, 1, 64}, (const int[]){100, 17, 130}},
+    {3, 100, 130, 8, 2, D_LESS, 0, 64, 0, MIXED, 1, (const int[]){100, 0, 3}, (const int[]){130, 5, 1}},
 };
 
 /* Tolerance of rel (see the header). */
@@ -131,17 +140,19 @@ static double normal(rng *r)
 
 static int is_q_like(int t) { return t == TQ || t == TO || t == TDO || t == TDQ; }
 
-static tensor tensor_make(const bwd_case *c, int t, kiln_dtype dt, int d)
+/* Tensor t of a case whose images hold `batch` blocks of `seq` rows (varlen:
+ * one block of the packed total). */
+static tensor tensor_make(const bwd_case *c, int t, kiln_dtype dt, int d, int batch, int seq)
 {
     tensor x;
     const int bhsd = c->layout == BHSD || (c->layout == MIXED && mixed_bhsd[t]);
-    x.seq = is_q_like(t) ? c->sq : c->sk;
+    x.seq = seq;
     x.heads = is_q_like(t) ? c->hq : c->hkv;
     x.dp = (d + 7) / 8 * 8 + (c->layout == MIXED ? mixed_pad[t] : 0);
     x.st[0] = (int64_t)x.seq * x.heads * x.dp;
     x.st[1] = bhsd ? x.dp : (int64_t)x.heads * x.dp;
     x.st[2] = bhsd ? (int64_t)x.seq * x.dp : x.dp;
-    x.n = (int64_t)c->batch * x.st[0];
+    x.n = (int64_t)batch * x.st[0];
     x.buf = dbuf_alloc(dt, x.n, 0); /* poisoned */
     x.img = hbuf(x.n);
     return x;
@@ -221,10 +232,19 @@ static void run_case(const kiln_variant_info *v, const bwd_case *c)
     const int D = v->shape_key;
     const int d = c->dsz == D_FULL ? D : c->dsz == D_ODD ? D - 3 : D == 96 ? 80 : D - 8;
     const kiln_dtype dt = v->dtype;
-    const int64_t nq = (int64_t)c->batch * c->sq * c->hq * d, nk = (int64_t)c->batch * c->sk * c->hkv * d;
-    const int64_t nl = (int64_t)c->batch * c->hq * c->sq;
+    /* Each sequence's lengths and first rows in the images: fixed, batch
+     * blocks of sq and sk rows; varlen, one block of the packed rows. */
+    enum { MAX_BATCH = 4 };
+    int lq[MAX_BATCH], lk[MAX_BATCH], cq[MAX_BATCH + 1] = {0}, ck[MAX_BATCH + 1] = {0};
+    if (c->batch > MAX_BATCH) tap_bail("a case of more than %d sequences", MAX_BATCH);
+    for (int b = 0; b < c->batch; b++) {
+        lq[b] = c->lens_q ? c->lens_q[b] : c->sq, lk[b] = c->lens_k ? c->lens_k[b] : c->sk;
+        cq[b + 1] = cq[b] + lq[b], ck[b + 1] = ck[b] + lk[b];
+    }
+    const int blocks = c->lens_q ? 1 : c->batch, tq = cq[c->batch], tk = ck[c->batch];
+    const int64_t nq = (int64_t)tq * c->hq * d, nk = (int64_t)tk * c->hkv * d, nl = (int64_t)c->hq * tq;
     tensor x[NT];
-    for (int t = 0; t < NT; t++) x[t] = tensor_make(c, t, dt, d);
+    for (int t = 0; t < NT; t++) x[t] = tensor_make(c, t, dt, d, blocks, is_q_like(t) ? tq / blocks : tk / blocks);
     /* Dense [batch][seq][heads][d]: inputs, O, the reference's gradients, the kernel's. */
     double *q = hbuf(nq), *k = hbuf(nk), *vv = hbuf(nk), *dout = hbuf(nq), *o = hbuf(nq), *lse = hbuf(nl);
     double *ref[3] = {hbuf(nq), hbuf(nk), hbuf(nk)}, *got[3] = {hbuf(nq), hbuf(nk), hbuf(nk)};
@@ -233,21 +253,34 @@ static void run_case(const kiln_variant_info *v, const bwd_case *c)
     for (int i = 0; i < 4; i++) {
         const int64_t n = is_q_like(in_t[i]) ? nq : nk;
         for (int64_t j = 0; j < n; j++) in[i][j] = normal(&R);
-        tensor_upload(&x[in_t[i]], c->batch, d, in[i]);
+        tensor_upload(&x[in_t[i]], blocks, d, in[i]);
     }
     const double scale = 1.0 / sqrt((double)d);
     const int right = c->causal ? 0 : c->right;
     const int64_t qr = (int64_t)c->hq * d, kr = (int64_t)c->hkv * d; /* dense row strides */
+    double *lse_b = hbuf((int64_t)c->hq * c->sq); /* a sequence's [hq][lq] */
     for (int b = 0; b < c->batch; b++) {
-        const int64_t oq = b * c->sq * qr, ok = b * c->sk * kr;
-        ref_attention(c->sq, c->sk, c->hq, c->hkv, d, q + oq, k + ok, vv + ok, qr, d, kr, d, scale, c->left, right,
-                      o + oq, qr, d, lse + (int64_t)b * c->hq * c->sq);
-        ref_attention_bwd(c->sq, c->sk, c->hq, c->hkv, d, q + oq, k + ok, vv + ok, dout + oq, qr, d, kr, d, scale,
+        const int64_t oq = cq[b] * qr, ok = ck[b] * kr;
+        ref_attention(lq[b], lk[b], c->hq, c->hkv, d, q + oq, k + ok, vv + ok, qr, d, kr, d, scale, c->left, right,
+                      o + oq, qr, d, lse_b);
+        ref_attention_bwd(lq[b], lk[b], c->hq, c->hkv, d, q + oq, k + ok, vv + ok, dout + oq, qr, d, kr, d, scale,
                           c->left, right, ref[0] + oq, ref[1] + ok, ref[2] + ok);
+        /* lse: [batch][hq][sq], varlen [hq][total_q] */
+        for (int h = 0; h < c->hq; h++)
+            memcpy(lse + (c->lens_q ? (int64_t)h * tq + cq[b] : ((int64_t)b * c->hq + h) * c->sq),
+                   lse_b + (int64_t)h * lq[b], (size_t)lq[b] * sizeof(double));
     }
-    tensor_upload(&x[TO], c->batch, d, o); /* O rounded to the dtype, as the forward stores it */
+    free(lse_b);
+    tensor_upload(&x[TO], blocks, d, o); /* O rounded to the dtype, as the forward stores it */
     dbuf dlse = dbuf_alloc(KILN_DTYPE_F32, nl, 0);
     dbuf_upload(&dlse, lse);
+    int32_t *dcu = NULL; /* varlen: cu_seqlens_q, then cu_seqlens_k */
+    if (c->lens_q) {
+        int32_t cu[2 * (MAX_BATCH + 1)];
+        for (int b = 0; b <= c->batch; b++) cu[b] = cq[b], cu[c->batch + 1 + b] = ck[b];
+        CUDA_CHECK(cudaMalloc((void **)&dcu, sizeof cu));
+        CUDA_CHECK(cudaMemcpy(dcu, cu, sizeof cu, cudaMemcpyHostToDevice));
+    }
 
     kiln_attention_bwd_params p;
     memset(&p, 0, sizeof p);
@@ -259,6 +292,7 @@ static void run_case(const kiln_variant_info *v, const bwd_case *c)
     for (int t = 0; t < NT; t++) memcpy(st[t], x[t].st, sizeof x[t].st);
     p.scale = (float)scale, p.causal = c->causal, p.window_left = c->left, p.window_right = c->causal ? -1 : c->right;
     p.deterministic = c->det;
+    if (dcu) p.cu_seqlens_q = dcu, p.cu_seqlens_k = dcu + c->batch + 1;
 
     size_t bytes = 0;
     int ok = finished(kiln_attention_bwd_workspace(dt, &p, &bytes), "workspace query");
@@ -277,7 +311,7 @@ static void run_case(const kiln_variant_info *v, const bwd_case *c)
             tensor *y = &x[TDQ + g];
             guards &= dbuf_guards_intact(&y->buf);
             if (rep == 0) {
-                pad_ok &= tensor_download(y, c->batch, d, got[g]);
+                pad_ok &= tensor_download(y, blocks, d, got[g]);
                 e[g] = compare(got[g], ref[g], g == 0 ? nq : nk);
                 first[g] = raw_bytes(&y->buf);
             } else {
@@ -291,10 +325,14 @@ static void run_case(const kiln_variant_info *v, const bwd_case *c)
     const double tol = bwd_tol(dt);
     ok = ok && guards && pad_ok && same && grad_ok(e[0], tol) && grad_ok(e[1], tol) && grad_ok(e[2], tol);
     static const char *layouts[] = {"BSHD", "BHSD", "mixed strides"};
+    char lens[96] = "";
+    for (int b = 0; c->lens_q && b < c->batch; b++)
+        snprintf(lens + strlen(lens), sizeof lens - strlen(lens), "%s%d/%d", b ? ", " : " varlen (", lq[b], lk[b]);
+    if (c->lens_q) strcat(lens, ")");
     tap_ok(ok,
-           "%s b%d sq%d sk%d h%d/%d d%d %s%s window(%d,%d)%s: rel dq %.2e dk %.2e dv %.2e, max_abs dq %.2e dk %.2e "
+           "%s b%d sq%d sk%d%s h%d/%d d%d %s%s window(%d,%d)%s: rel dq %.2e dk %.2e dv %.2e, max_abs dq %.2e dk %.2e "
            "dv %.2e%s%s%s",
-           v->name, c->batch, c->sq, c->sk, c->hq, c->hkv, d, layouts[c->layout], c->causal ? " causal" : "", c->left,
+           v->name, c->batch, c->sq, c->sk, lens, c->hq, c->hkv, d, layouts[c->layout], c->causal ? " causal" : "", c->left,
            c->causal ? 0 : c->right, c->det ? " deterministic" : "", e[0].rel, e[1].rel, e[2].rel, e[0].max_abs,
            e[1].max_abs, e[2].max_abs, c->det ? (same ? ", twice the same bits" : ", RUNS DIFFER") : "",
            pad_ok ? "" : ", a padding column written", guards ? "" : ", a guard zone written");
@@ -306,6 +344,7 @@ static void run_case(const kiln_variant_info *v, const bwd_case *c)
     for (int t = 0; t < NT; t++) tensor_free(&x[t]);
     dbuf_free(&ws);
     dbuf_free(&dlse);
+    if (dcu) CUDA_CHECK(cudaFree(dcu));
     free(q);
     free(k);
     free(vv);
@@ -393,11 +432,11 @@ static void check_bad_input(int gpu)
     static const char *const want_name[] = {"workspace", "workspace_bytes", "workspace", "lse", "cu_seqlens", "dtype",
                                             "dq_stride", "dq"};
     static const char *const what[] = {"workspace NULL", "workspace 16 bytes short", "workspace 8 bytes off 16",
-                                       "lse NULL", "cu_seqlens given", "dtype e4m3", "dq_stride[1] 212 (not a multiple of 8)",
+                                       "lse NULL", "cu_seqlens_q without cu_seqlens_k", "dtype e4m3", "dq_stride[1] 212 (not a multiple of 8)",
                                        "dq = q"};
     static const kiln_status want[] = {KILN_STATUS_INVALID_VALUE,       KILN_STATUS_WORKSPACE_TOO_SMALL,
                                        KILN_STATUS_MISALIGNED,          KILN_STATUS_INVALID_VALUE,
-                                       KILN_STATUS_NOT_SUPPORTED,       KILN_STATUS_NOT_SUPPORTED,
+                                       KILN_STATUS_INVALID_VALUE,       KILN_STATUS_NOT_SUPPORTED,
                                        KILN_STATUS_MISALIGNED,          KILN_STATUS_INVALID_VALUE};
     for (int i = 0; i < (int)(sizeof want / sizeof want[0]); i++) {
         kiln_attention_bwd_params bad = p;
@@ -407,7 +446,7 @@ static void check_bad_input(int gpu)
         case 1: bad.workspace_bytes = bytes - 16; break;
         case 2: bad.workspace = (char *)p.workspace + 8; break;
         case 3: bad.lse = NULL; break;
-        case 4: bad.cu_seqlens_q = bad.cu_seqlens_k = (const int32_t *)p.lse; break;
+        case 4: bad.cu_seqlens_q = (const int32_t *)p.lse; break;
         case 5: dt = KILN_DTYPE_E4M3; break;
         case 6: bad.dq_stride[1] = (int64_t)h * dp + 4; break;
         case 7: bad.dq = (void *)p.q; break;
