@@ -356,11 +356,12 @@ space.families = {
                   smem_limit = limits[v.arch.cc] }
       if v.arch.specific then
         -- Two warpgroups: S, dP, dK, dV of 64 keys each, dQ of half the
-        -- head dim each; 1 KB of slack to start the tiles on 1024 bytes.
+        -- head dim each, its f32 sums staged in shared memory for one bulk
+        -- reduction; 1 KB of slack to start the tiles on 1024 bytes.
         t.path, t.block_n, t.stages = "hopper", 128, 2
         local dp = v.shape
         t.smem = (2 * t.block_n * dp + 2 * t.stages * t.block_m * dp + 2 * t.block_m * t.block_n) * v.dtype.bytes
-                 + 2 * t.stages * t.block_m * 4 + 1024
+                 + t.block_m * v.shape * 4 + 2 * t.stages * t.block_m * 4 + 1024
         assert(t.smem <= limits[90], v.name .. ": tiles past the shared memory")
         return t
       elseif t.path == "turing" then

@@ -157,6 +157,15 @@ __device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, int col, in
                  ::"l"(reinterpret_cast<uint64_t>(map)), "r"(col), "r"(row), "r"(src)
                  : "memory");
 }
+/* dst[i] += src[i] over `bytes` bytes of f32 (both 16-byte aligned, a
+ * multiple of 16) from shared memory, each add atomic in L2; a bulk group
+ * as the stores. */
+__device__ __forceinline__ void bulk_reduce_add_f32(float *dst, unsigned src, unsigned bytes)
+{
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(dst), "r"(src),
+                 "r"(bytes)
+                 : "memory");
+}
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 /* Waits until at most N groups still read their shared memory (may be rewritten). */
 template <int N> __device__ __forceinline__ void bulk_wait_read()
