@@ -312,9 +312,8 @@ space.families = {
     -- ("turing": m16n8k8 pairs, plain loads) the head dims whose tiles fit
     -- its 64 KB, 32 and 64 (96 and up take 80 KB and more even with 64 keys
     -- and one stage). No sm_70 (no ldmatrix; Volta's m8n8k4 would be a path
-    -- of its own). sm_90a ("hopper", head dim 128: the issue's Hopper
-    -- target): the same walk and fills, the five products on wgmma from
-    -- shared memory. Head dims of whole k16 steps that tile over 8 warps;
+    -- of its own). sm_90a ("hopper", head dims 64 and 128): the same walk
+    -- and fills, the five products on wgmma from shared memory. Head dims of whole k16 steps that tile over 8 warps;
     -- others run on the next.
     ops = {
       { name = "attention_bwd", enum = "KILN_OP_ATTENTION_BWD" },
@@ -325,7 +324,7 @@ space.families = {
     dtypes = { "f16", "bf16" },
     archs = all(space.archs),
     exists = function(v)
-      if v.arch.specific then return v.shape == 128 end
+      if v.arch.specific then return v.shape == 64 or v.shape == 128 end
       return v.arch.cc >= math.max(75, v.dtype.min_cc) and (v.arch.cc >= 80 or v.shape <= 64)
     end,
     -- 64 query rows a step (block_m) against block_n keys; 8 warps laid out
@@ -355,13 +354,15 @@ space.families = {
       local t = { path = v.arch.cc >= 80 and "ampere" or "turing", block_m = 64, threads = 256, min_blocks = 1,
                   smem_limit = limits[v.arch.cc] }
       if v.arch.specific then
-        -- Two warpgroups: S, dP, dK, dV of 64 keys each, dQ of half the
-        -- head dim each, its f32 sums staged in shared memory for one bulk
-        -- reduction; 1 KB of slack to start the tiles on 1024 bytes.
+        -- Two warpgroups: S, dP, dK, dV of 64 keys each; dQ of half the
+        -- head dim each (h128), or of each one's own keys (h64), its f32
+        -- sums staged in shared memory for bulk reductions; 1 KB of slack
+        -- to start the tiles on 1024 bytes.
         t.path, t.block_n, t.stages = "hopper", 128, 2
         local dp = v.shape
+        local dq_floats = (v.shape <= 64 and 2 or 1) * t.block_m * v.shape
         t.smem = (2 * t.block_n * dp + 2 * t.stages * t.block_m * dp + 2 * t.block_m * t.block_n) * v.dtype.bytes
-                 + t.block_m * v.shape * 4 + 2 * t.stages * t.block_m * 4 + 1024
+                 + dq_floats * 4 + 2 * t.stages * t.block_m * 4 + 1024
         assert(t.smem <= limits[90], v.name .. ": tiles past the shared memory")
         return t
       elseif t.path == "turing" then
