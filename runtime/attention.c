@@ -307,11 +307,9 @@ static kiln_status check_bwd_params(const char *fn, kiln_dtype dtype, const kiln
         const char *name;
         const void *ptr;
         const int64_t *stride;
-        int seq, heads;
-    } t[] = {{"q", p->q, p->q_stride, p->seq_q, p->heads_q},       {"k", p->k, p->k_stride, p->seq_k, p->heads_kv},
-             {"v", p->v, p->v_stride, p->seq_k, p->heads_kv},      {"o", p->o, p->o_stride, p->seq_q, p->heads_q},
-             {"dout", p->dout, p->dout_stride, p->seq_q, p->heads_q}, {"dq", p->dq, p->dq_stride, p->seq_q, p->heads_q},
-             {"dk", p->dk, p->dk_stride, p->seq_k, p->heads_kv},   {"dv", p->dv, p->dv_stride, p->seq_k, p->heads_kv}};
+    } t[] = {{"q", p->q, p->q_stride},   {"k", p->k, p->k_stride},          {"v", p->v, p->v_stride},
+             {"o", p->o, p->o_stride},   {"dout", p->dout, p->dout_stride}, {"dq", p->dq, p->dq_stride},
+             {"dk", p->dk, p->dk_stride}, {"dv", p->dv, p->dv_stride}};
     for (int i = 0; i < 8; i++)
         if ((st = kiln_check_ptr(fn, t[i].name, t[i].ptr, 16, 0)) || (st = check_strides(fn, t[i].name, t[i].stride, 8)))
             return st;
