@@ -172,6 +172,10 @@ template <int N> __device__ __forceinline__ void bulk_wait_read()
 {
     asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
 }
+/* Orders the copy engine's accesses to global memory (the async proxy) with
+ * the thread's own (the generic proxy): after a bulk copy's completion
+ * before a release, and after an acquire before a bulk copy is issued. */
+__device__ __forceinline__ void fence_proxy_async_global() { asm volatile("fence.proxy.async.global;\n" ::: "memory"); }
 /* Waits until at most N groups are in flight at all. */
 template <int N> __device__ __forceinline__ void bulk_wait()
 {
