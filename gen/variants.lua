@@ -359,12 +359,15 @@ space.families = {
       if v.arch.specific then
         -- Two warpgroups: S, dP, dK, dV of 64 keys each; dQ of half the
         -- head dim each (h128), or of each one's own keys (h64), its f32
-        -- sums staged in shared memory for bulk reductions; 1 KB of slack
-        -- to start the tiles on 1024 bytes.
+        -- sums staged in shared memory for bulk reductions; dS
+        -- double-buffered past h64 (a step's dQ runs under the next one's
+        -- P and dS); 1 KB of slack to start the tiles on 1024 bytes.
         t.path, t.block_n, t.stages = "hopper", 128, 2
         local dp = v.shape
-        local dq_floats = (v.shape <= 64 and 2 or 1) * t.block_m * v.shape
-        t.smem = (2 * t.block_n * dp + 2 * t.stages * t.block_m * dp + 2 * t.block_m * t.block_n) * v.dtype.bytes
+        local own = v.shape <= 64
+        local dq_floats = (own and 2 or 1) * t.block_m * v.shape
+        local ds_bufs = own and 1 or 2
+        t.smem = (2 * t.block_n * dp + 2 * t.stages * t.block_m * dp + (1 + ds_bufs) * t.block_m * t.block_n) * v.dtype.bytes
                  + dq_floats * 4 + 2 * t.stages * t.block_m * 4 + 1024
         assert(t.smem <= limits[90], v.name .. ": tiles past the shared memory")
         return t
