@@ -314,7 +314,7 @@ space.families = {
     -- and more even with 64 keys and one stage). No sm_70 (no ldmatrix;
     -- Volta's m8n8k4 would be a path of its own). sm_90a ("hopper", head
     -- dims 64 and 128): the same walk and fills, the five products on wgmma
-    -- from shared memory; H100, bf16 seq 4096: h128 404 TFLOP/s against the
+    -- from shared memory; H100, bf16 seq 4096: h128 428 TFLOP/s against the
     -- sm_90 kernel's 230, h64 306 against 166 (docs/attention.md). Head
     -- dims of whole k16 steps that tile over 8 warps; others run on the
     -- next.
