@@ -313,9 +313,10 @@ space.families = {
     -- head dims whose tiles fit its 64 KB, 32 and 64 (96 and up take 80 KB
     -- and more even with 64 keys and one stage). No sm_70 (no ldmatrix;
     -- Volta's m8n8k4 would be a path of its own). sm_90a ("hopper", head
-    -- dims 64 and 128): the same walk and fills, the five products on wgmma
-    -- from shared memory; H100, bf16 seq 4096: h128 428 TFLOP/s against the
-    -- sm_90 kernel's 230, h64 306 against 166 (docs/attention.md). Head
+    -- dims 64, 128 and 256): the same walk and fills, the five products on
+    -- wgmma from shared memory; H100, bf16 seq 4096: h128 428 TFLOP/s
+    -- against the sm_90 kernel's 230, h64 306 against 166, h256 250 against
+    -- 156 (docs/attention.md). Head
     -- dims of whole k16 steps that tile over 8 warps; others run on the
     -- next.
     ops = {
@@ -327,7 +328,7 @@ space.families = {
     dtypes = { "f16", "bf16" },
     archs = all(space.archs),
     exists = function(v)
-      if v.arch.specific then return v.shape == 64 or v.shape == 128 end
+      if v.arch.specific then return v.shape == 64 or v.shape == 128 or v.shape == 256 end
       return v.arch.cc >= math.max(75, v.dtype.min_cc) and (v.arch.cc >= 80 or v.shape <= 64)
     end,
     -- 64 query rows a step (block_m) against block_n keys; 8 warps laid out
@@ -362,11 +363,15 @@ space.families = {
         -- sums staged in shared memory for bulk reductions; dS
         -- double-buffered past h64 (a step's dQ runs under the next one's
         -- P and dS); 1 KB of slack to start the tiles on 1024 bytes.
-        t.path, t.block_n, t.stages = "hopper", 128, 2
+        -- Past 128 ("wide": K and V 64 KB at h256, double-buffered Q and
+        -- dO 128 KB): 64 keys, S and dP of 32 keys a warpgroup, dK, dV and
+        -- dQ of half the head dim each, dQ by f32 atomics (no staging).
+        t.path, t.stages, t.wide = "hopper", 2, v.shape > 128
+        t.block_n = t.wide and 64 or 128
         local dp = v.shape
         local own = v.shape <= 64
-        local dq_floats = (own and 2 or 1) * t.block_m * v.shape
-        local ds_bufs = own and 1 or 2
+        local dq_floats = t.wide and 0 or (own and 2 or 1) * t.block_m * v.shape
+        local ds_bufs = (own or t.wide) and 1 or 2
         t.smem = (2 * t.block_n * dp + 2 * t.stages * t.block_m * dp + (1 + ds_bufs) * t.block_m * t.block_n) * v.dtype.bytes
                  + dq_floats * 4 + 2 * t.stages * t.block_m * 4 + 1024
         assert(t.smem <= limits[90], v.name .. ": tiles past the shared memory")
