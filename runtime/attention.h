@@ -50,7 +50,8 @@ typedef struct kiln_attention_args {
  * workspace, split by kiln_attention_bwd (sq_pad = seq_q rounded up to
  * KILN_ATTENTION_BWD_PAD_ROWS; head_pitch = the variant's compiled head dim;
  * varlen keeps a batch × sq_pad block of rows a query head):
- *   dq_acc f32 [batch][heads_q][sq_pad][head_pitch]  dQ's sums
+ *   dq_acc f32 [batch][heads_q][sq_pad][head_pitch]  dQ's sums (within each 64-row block in the
+ *                                                    template's dq_at order)
  *   lse2   f32 [batch][heads_q][sq_pad]              lse·log2(e), +Inf for rows that see no key
  *   dsum   f32 [batch][heads_q][sq_pad]              D = rowsum(dout ∘ O)
  *   sem    i32 [batch][heads_q][sq_pad / 64]         deterministic: key blocks added so far */
