@@ -328,7 +328,6 @@ space.families = {
     dtypes = { "f16", "bf16" },
     archs = all(space.archs),
     exists = function(v)
-      if v.arch.specific then return v.shape == 64 or v.shape == 128 or v.shape == 256 end
       return v.arch.cc >= math.max(75, v.dtype.min_cc) and (v.arch.cc >= 80 or v.shape <= 64)
     end,
     -- 64 query rows a step (block_m) against block_n keys; 8 warps laid out
@@ -366,10 +365,13 @@ space.families = {
         -- Past 128 ("wide": K and V 64 KB at h256, double-buffered Q and
         -- dO 128 KB): 64 keys, S and dP of 32 keys a warpgroup, dK, dV and
         -- dQ of half the head dim each, dQ by f32 atomics (no staging).
+        -- dq_own (each warpgroup's dQ over its own keys, every column) up
+        -- to 64 and at 96, whose half is not whole 64-column slabs.
         t.path, t.stages, t.wide = "hopper", 2, v.shape > 128
+        t.dq_own = v.shape <= 64 or v.shape % 64 ~= 0
         t.block_n = t.wide and 64 or 128
-        local dp = v.shape
-        local own = v.shape <= 64
+        local dp = (v.shape + 63) // 64 * 64
+        local own = t.dq_own
         local dq_floats = t.wide and 0 or (own and 2 or 1) * t.block_m * v.shape
         local ds_bufs = (own or t.wide) and 1 or 2
         t.smem = (2 * t.block_n * dp + 2 * t.stages * t.block_m * dp + (1 + ds_bufs) * t.block_m * t.block_n) * v.dtype.bytes
