@@ -371,9 +371,9 @@ space.families = {
         t.dq_own = v.shape <= 64 or v.shape % 64 ~= 0
         t.block_n = t.wide and 64 or 128
         local dp = (v.shape + 63) // 64 * 64
-        local own = t.dq_own
-        local dq_floats = t.wide and 0 or (own and 2 or 1) * t.block_m * v.shape
-        local ds_bufs = (own or t.wide) and 1 or 2
+        t.deferred = not t.wide and v.shape > 64
+        local dq_floats = t.wide and 0 or (t.dq_own and 2 or 1) * t.block_m * v.shape
+        local ds_bufs = t.deferred and 2 or 1
         t.smem = (2 * t.block_n * dp + 2 * t.stages * t.block_m * dp + (1 + ds_bufs) * t.block_m * t.block_n) * v.dtype.bytes
                  + dq_floats * 4 + 2 * t.stages * t.block_m * 4 + 1024
         assert(t.smem <= limits[90], v.name .. ": tiles past the shared memory")
