@@ -312,11 +312,11 @@ space.families = {
     -- variant), and on sm_75 f16 ("turing": m16n8k8 pairs, plain loads) the
     -- head dims whose tiles fit its 64 KB, 32 and 64 (96 and up take 80 KB
     -- and more even with 64 keys and one stage). No sm_70 (no ldmatrix;
-    -- Volta's m8n8k4 would be a path of its own). sm_90a ("hopper", head
-    -- dims 64, 128 and 256): the same walk and fills, the five products on
-    -- wgmma from shared memory; H100, bf16 seq 4096: h128 428 TFLOP/s
-    -- against the sm_90 kernel's 230, h64 306 against 166, h256 250 against
-    -- 156 (docs/attention.md). Head
+    -- Volta's m8n8k4 would be a path of its own). sm_90a ("hopper", every
+    -- head dim): the same walk and fills, the five products on wgmma from
+    -- shared memory; H100, bf16 seq 4096 (TFLOP/s, against the sm_90
+    -- kernel's): h32 193 (162), h64 310 (166), h96 349 (209), h128 431
+    -- (230), h256 291 (156) (docs/attention.md). Head
     -- dims of whole k16 steps that tile over 8 warps; others run on the
     -- next.
     ops = {
@@ -358,20 +358,22 @@ space.families = {
                   smem_limit = limits[v.arch.cc] }
       if v.arch.specific then
         -- Two warpgroups: S, dP, dK, dV of 64 keys each; dQ of half the
-        -- head dim each (h128), or of each one's own keys (h64), its f32
-        -- sums staged in shared memory for bulk reductions; dS
-        -- double-buffered past h64 (a step's dQ runs under the next one's
-        -- P and dS); 1 KB of slack to start the tiles on 1024 bytes.
-        -- Past 128 ("wide": K and V 64 KB at h256, double-buffered Q and
-        -- dO 128 KB): 64 keys, S and dP of 32 keys a warpgroup, dK, dV and
-        -- dQ of half the head dim each, dQ by f32 atomics (no staging).
-        -- dq_own (each warpgroup's dQ over its own keys, every column) up
-        -- to 64 and at 96, whose half is not whole 64-column slabs.
+        -- head dim each (h128), or (dq_own) of each one's own keys for
+        -- every column (up to 64, and at 96, whose half is not whole
+        -- 64-column slabs), its f32 sums staged in shared memory for bulk
+        -- reductions; tiles of whole slabs (dp), the products over the
+        -- first head-dim columns. Past 64 deferred: a step's dQ runs under
+        -- the next one's P and dS, dS double-buffered (h96 309 -> 348
+        -- TFLOP/s, h128 +7 %; h64 lost 3 %). 1 KB of slack to start the
+        -- tiles on 1024 bytes. Past 128 ("wide": K and V 64 KB at h256,
+        -- double-buffered Q and dO 128 KB): 64 keys, S and dP of 32 keys a
+        -- warpgroup, dK, dV and dQ of half the head dim each, dQ's sums
+        -- staged in the step's own Q and dO buffers.
         t.path, t.stages, t.wide = "hopper", 2, v.shape > 128
         t.dq_own = v.shape <= 64 or v.shape % 64 ~= 0
+        t.deferred = not t.wide and v.shape > 64
         t.block_n = t.wide and 64 or 128
         local dp = (v.shape + 63) // 64 * 64
-        t.deferred = not t.wide and v.shape > 64
         local dq_floats = t.wide and 0 or (t.dq_own and 2 or 1) * t.block_m * v.shape
         local ds_bufs = t.deferred and 2 or 1
         t.smem = (2 * t.block_n * dp + 2 * t.stages * t.block_m * dp + (1 + ds_bufs) * t.block_m * t.block_n) * v.dtype.bytes

@@ -314,9 +314,8 @@ kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *pa
 kiln_status kiln_attention_fwd_workspace(kiln_dtype dtype, const kiln_attention_params *params, size_t *bytes);
 
 /* The gradients of kiln_attention_fwd for an upstream gradient dout of O
- * (f16 and bf16 on sm_80 … sm_90 code; on Hopper GPUs head dims 33-64 and
- * 97-256 run sm_90a (wgmma) code, the others sm_90's; on sm_75 f16 at head
- * dims up to 64; no sm_70 code):
+ * (f16 and bf16 on sm_80 … sm_90 code; on Hopper GPUs sm_90a (wgmma) code
+ * at every head dim; on sm_75 f16 at head dims up to 64; no sm_70 code):
  *   P = softmax(scale·Q·Kᵀ + mask) recomputed from Q, K and the forward's lse,
  *   D = rowsum(dout ∘ O), dS = P ∘ (dout·Vᵀ − D),
  *   dq = scale·dS·K, dk = scale·dSᵀ·Q, dv = Pᵀ·dout,
