@@ -316,9 +316,8 @@ space.families = {
     -- head dim): the same walk and fills, the five products on wgmma from
     -- shared memory; H100, bf16 seq 4096 (TFLOP/s, against the sm_90
     -- kernel's): h32 193 (162), h64 310 (166), h96 349 (209), h128 431
-    -- (230), h256 321 (156) (docs/attention.md). Head
-    -- dims of whole k16 steps that tile over 8 warps; others run on the
-    -- next.
+    -- (230), h256 321 (156) (docs/attention.md). Head dims of whole k16
+    -- steps that tile over 8 warps; others run on the next.
     ops = {
       { name = "attention_bwd", enum = "KILN_OP_ATTENTION_BWD" },
     },
