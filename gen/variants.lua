@@ -321,12 +321,14 @@ space.families = {
     ops = {
       { name = "attention_bwd", enum = "KILN_OP_ATTENTION_BWD" },
     },
-    shapes = { 32, 64, 96, 128, 256 },
+    shapes = { 32, 64, 96, 128, 160, 192, 256 },
     shape_prefix = "h",
     acts = { "none" },
     dtypes = { "f16", "bf16" },
     archs = all(space.archs),
+    -- 160 and 192 on sm_90a alone (the other archs run them on h256's).
     exists = function(v)
+      if v.shape == 160 or v.shape == 192 then return v.arch.specific end
       return v.arch.cc >= math.max(75, v.dtype.min_cc) and (v.arch.cc >= 80 or v.shape <= 64)
     end,
     -- 64 query rows a step (block_m) against block_n keys; 8 warps laid out
@@ -367,16 +369,23 @@ space.families = {
         -- tiles on 1024 bytes. Past 128 ("wide": K and V 64 KB at h256,
         -- double-buffered Q and dO 128 KB): 64 keys, S and dP of 32 keys a
         -- warpgroup, dK, dV and dQ of half the head dim each, dQ's sums
-        -- staged in the step's own Q and dO buffers.
-        t.path, t.stages, t.wide = "hopper", 2, v.shape > 128
-        t.dq_own = v.shape <= 64 or v.shape % 64 ~= 0
-        t.deferred = not t.wide and v.shape > 64
-        t.block_n = t.wide and 64 or 128
+        -- staged in the step's own Q and dO buffers. At 160 and 192
+        -- ("split": half of them is not whole slabs): 64 keys, warpgroup 0
+        -- S, P, dS and dV, warpgroup 1 dP (dP − D handed over in f32, x)
+        -- and dK, dQ's sums of 64 and hd − 64 columns staged in a buffer
+        -- of their own.
+        t.path, t.stages = "hopper", 2
+        t.split = v.shape == 160 or v.shape == 192
+        t.wide = v.shape > 128 and not t.split
+        t.dq_own = not t.split and (v.shape <= 64 or v.shape % 64 ~= 0)
+        t.deferred = not t.wide and not t.split and v.shape > 64
+        t.block_n = (t.wide or t.split) and 64 or 128
         local dp = (v.shape + 63) // 64 * 64
         local dq_floats = t.wide and 0 or (t.dq_own and 2 or 1) * t.block_m * v.shape
+        local x_floats = t.split and t.block_m * t.block_n or 0
         local ds_bufs = t.deferred and 2 or 1
         t.smem = (2 * t.block_n * dp + 2 * t.stages * t.block_m * dp + (1 + ds_bufs) * t.block_m * t.block_n) * v.dtype.bytes
-                 + dq_floats * 4 + 2 * t.stages * t.block_m * 4 + 1024
+                 + (dq_floats + x_floats) * 4 + 2 * t.stages * t.block_m * 4 + 1024
         assert(t.smem <= limits[90], v.name .. ": tiles past the shared memory")
         return t
       elseif t.path == "turing" then

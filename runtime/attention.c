@@ -13,17 +13,29 @@
 #include "runtime/error.h"
 #include "runtime/variant.h"
 
-/* The smallest head dim compiled for op and dtype that is at least head_dim; 0: none. */
+/* The smallest head dim compiled for op and dtype that is at least head_dim
+ * among the variants that run on the current device (some head dims have
+ * code for one arch alone: the backward's 160 and 192, sm_90a), else among
+ * all (the dispatch then says which arch is missing); a forced variant's
+ * own when it holds head_dim; 0: none. */
 static int compiled_head_dim(kiln_op op, kiln_dtype dtype, int head_dim)
 {
-    int best = 0;
+    const kiln_variant *forced = kiln_forced_for(op);
+    if (forced && forced->dtype == dtype && forced->shape_key >= head_dim) return forced->shape_key;
+    kiln_device_caps caps;
+    int cc = 0;
+    if (kiln_current_device_caps(&caps) == KILN_STATUS_SUCCESS)
+        cc = caps.cc;
+    else
+        kiln_clear_error(); /* no usable device: the dispatch says why; a workspace query does not need one */
+    int best = 0, best_runs = 0;
     for (int i = 0; i < kiln_variant_table_size; i++) {
         const kiln_variant *v = &kiln_variant_table[i];
-        if (v->op == op && v->dtype == dtype && v->shape_key >= head_dim &&
-            (best == 0 || v->shape_key < best))
-            best = v->shape_key;
+        if (v->op != op || v->dtype != dtype || v->shape_key < head_dim) continue;
+        if (best == 0 || v->shape_key < best) best = v->shape_key;
+        if (cc && kiln_variant_runs_on(v, cc) && (best_runs == 0 || v->shape_key < best_runs)) best_runs = v->shape_key;
     }
-    return best;
+    return best_runs ? best_runs : best;
 }
 
 /* A tensor's strides: none negative (INVALID_VALUE), each a multiple of the

@@ -322,7 +322,8 @@ kiln_status kiln_attention_fwd_workspace(kiln_dtype dtype, const kiln_attention_
  * tile by tile (P never exists in memory), f32 accumulation; dk and dv of a
  * kv head are the sums over its query heads (GQA, MQA). Shapes, strides,
  * masks, varlen and head dims as the forward's (compiled: 32, 64, 96, 128,
- * 256; any other up to 256 runs on the next); o and lse are the forward's
+ * 256, and on sm_90a 160 and 192; any other up to 256 runs on the next
+ * compiled for the GPU); o and lse are the forward's
  * outputs of the same call (lse is required); dout, dq laid out as Q, dk and
  * dv as K (each with its own strides). Varlen: cu_seqlens_q / _k as the
  * forward's, every tensor packed along its seq stride, lse [heads_q]
@@ -358,9 +359,10 @@ typedef struct kiln_attention_bwd_params {
 
 kiln_status kiln_attention_bwd(kiln_dtype dtype, const kiln_attention_bwd_params *params, kiln_stream stream);
 
-/* The workspace bytes kiln_attention_bwd needs for params (more than 0);
- * params are checked as the call checks them, workspace and workspace_bytes
- * aside. */
+/* The workspace bytes kiln_attention_bwd needs for params (more than 0)
+ * on the current device, for the calling thread's forced variant if any
+ * (the head dim it runs on sets the size); params are checked as the call
+ * checks them, workspace and workspace_bytes aside. */
 kiln_status kiln_attention_bwd_workspace(kiln_dtype dtype, const kiln_attention_bwd_params *params, size_t *bytes);
 
 /* ---- Linear ----------------------------------------------------------------
