@@ -112,6 +112,10 @@ def cuda_compile(ctx, src, hdrs, includes, defines, gencode_flags, out, nvcc, ex
     # Each action gets its own TMPDIR: in the linux-sandbox every nvcc has the
     # same PID, so parallel actions sharing /tmp overwrite each other's
     # tmpxft_<pid>_* files.
+    # ptxas serializing wgmma (codes C7510 and on: a wait after every
+    # product, when a branch on the warpgroup looks divergent or registers
+    # run short) is only an info line, and the kernel still runs, a fifth to
+    # a tenth slower: here it fails the action.
     ctx.actions.run_shell(
         command = """set -e
 nvcc="$(readlink -f "{nvcc}")"
@@ -119,7 +123,12 @@ tmp="$PWD/{out}.tmp"
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp"
 export TMPDIR="$tmp"
-"$nvcc" "$@"
+"$nvcc" "$@" 2> "$tmp/log" || {{ cat "$tmp/log" >&2; exit 1; }}
+cat "$tmp/log" >&2
+if grep -q "wgmma.mma_async instructions are serialized" "$tmp/log"; then
+  echo "kiln: ptxas serialized the wgmma of a kernel above (see its C75xx line); make the branches around them warp-uniform or free registers" >&2
+  exit 1
+fi
 """.format(nvcc = nvcc.path, out = out.path),
         arguments = [args],
         inputs = depset([src, nvcc] + extra_inputs, transitive = [hdrs]),
