@@ -373,15 +373,20 @@ space.families = {
         -- ("split": half of them is not whole slabs): 64 keys, warpgroup 0
         -- S, P, dS and dV, warpgroup 1 dP (dP − D handed over in f32, x)
         -- and dK, dQ's sums of 64 and hd − 64 columns staged in a buffer
-        -- of their own.
+        -- of their own. At 32 ("solo"): one warpgroup of 64 keys a block,
+        -- 166 registers, three blocks an SM (all of L1 as shared memory), so
+        -- one block's exponentials run under another's products: 190 -> 218
+        -- TFLOP/s (H200), where two blocks an SM gained nothing.
         t.path, t.stages = "hopper", 2
         t.split = v.shape == 160 or v.shape == 192
         t.wide = v.shape > 128 and not t.split
         t.dq_own = not t.split and (v.shape <= 64 or v.shape % 64 ~= 0)
         t.deferred = not t.wide and not t.split and v.shape > 64
-        t.block_n = (t.wide or t.split) and 64 or 128
+        t.solo = v.shape == 32
+        t.block_n = (t.wide or t.split or t.solo) and 64 or 128
+        if t.solo then t.threads, t.min_blocks = 128, 3 end
         local dp = (v.shape + 63) // 64 * 64
-        local dq_floats = t.wide and 0 or (t.dq_own and 2 or 1) * t.block_m * v.shape
+        local dq_floats = t.wide and 0 or (t.dq_own and t.threads // 128 or 1) * t.block_m * v.shape
         local x_floats = t.split and t.block_m * t.block_n or 0
         local ds_bufs = t.deferred and 2 or 1
         t.smem = (2 * t.block_n * dp + 2 * t.stages * t.block_m * dp + (1 + ds_bufs) * t.block_m * t.block_n) * v.dtype.bytes
