@@ -314,10 +314,11 @@ space.families = {
     -- and more even with 64 keys and one stage). No sm_70 (no ldmatrix;
     -- Volta's m8n8k4 would be a path of its own). sm_90a ("hopper", every
     -- head dim): the same walk and fills, the five products on wgmma from
-    -- shared memory; H100, bf16 seq 4096 (TFLOP/s, against the sm_90
-    -- kernel's): h32 193 (162), h64 310 (166), h96 349 (209), h128 431
-    -- (230), h256 321 (156) (docs/attention.md). Head dims of whole k16
-    -- steps that tile over 8 warps; others run on the next.
+    -- shared memory (160 and 192 on sm_90a alone); H100, bf16 seq 4096
+    -- (TFLOP/s, against the sm_90 kernel's where there is one): h32 226
+    -- (162), h64 308 (166), h96 347 (209), h128 425 (230), h160 269, h192
+    -- 288, h256 320 (156) (docs/attention.md). Head dims of whole k16
+    -- steps; others run on the next compiled for the GPU.
     ops = {
       { name = "attention_bwd", enum = "KILN_OP_ATTENTION_BWD" },
     },

@@ -4,6 +4,7 @@
  * a kiln_attention_args to the variant of the smallest compiled head dim that
  * holds the call's.
  */
+#include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -26,8 +27,12 @@ static int compiled_head_dim(kiln_op op, kiln_dtype dtype, int head_dim)
     int cc = 0;
     if (kiln_current_device_caps(&caps) == KILN_STATUS_SUCCESS)
         cc = caps.cc;
-    else
-        kiln_clear_error(); /* no usable device: the dispatch says why; a workspace query does not need one */
+    else {
+        /* No usable device: the dispatch says why; a workspace query does not need one. Neither kiln's error nor
+         * the CUDA runtime's is left set. */
+        kiln_clear_error();
+        (void)cudaGetLastError();
+    }
     int best = 0, best_runs = 0;
     for (int i = 0; i < kiln_variant_table_size; i++) {
         const kiln_variant *v = &kiln_variant_table[i];

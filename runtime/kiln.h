@@ -361,8 +361,10 @@ kiln_status kiln_attention_bwd(kiln_dtype dtype, const kiln_attention_bwd_params
 
 /* The workspace bytes kiln_attention_bwd needs for params (more than 0)
  * on the current device, for the calling thread's forced variant if any
- * (the head dim it runs on sets the size); params are checked as the call
- * checks them, workspace and workspace_bytes aside. */
+ * (the head dim it runs on sets the size; with no usable device, the
+ * smallest compiled head dim of any arch that holds params' sets it);
+ * params are checked as the call checks them, workspace and
+ * workspace_bytes aside. */
 kiln_status kiln_attention_bwd_workspace(kiln_dtype dtype, const kiln_attention_bwd_params *params, size_t *bytes);
 
 /* ---- Linear ----------------------------------------------------------------
