@@ -293,14 +293,14 @@ space.families = {
         t.threads = 256
         t.wg_block_n = v.shape <= 128 and 128 or 64
         local kv_tile = t.wg_block_n * dp * v.dtype.bytes
-        local bars = 8 * (1 + 4 * 3) -- the TMA kernel's: Q's, a full and an empty one a stage for K and for V
+        local bars = 8 * (1 + 4 * 2) -- the TMA kernel's at most: Q's, and two stages' full and empty for K and for V
         t.stages = math.min(3, (limits[v.arch.cc] - 1024 - bars - block_m * dp * v.dtype.bytes) // (2 * kv_tile))
         -- With two stages (head dim 256) a slot shared by K and V is free only
         -- once its P·V is done, a step after its S, and the copies of the step
         -- two on start about a step before they are read: consumers waited
         -- on `full` for 28 % of the stall samples (ncu). K and V on barriers
         -- of their own (split_kv) start each copy two steps ahead: h256 454 /
-        -- 427 -> 572-586 / 488-547 TFLOP/s (H100, 2026-11-25); at 3 stages it
+        -- 424 -> 578-590 / 526-548 TFLOP/s (H100, 2026-11-25); at 3 stages it
         -- lost 2-6 % (h64, h128 causal, h160), so those share one.
         t.split_kv = t.stages == 2
         t.smem = (block_m + 2 * t.stages * t.wg_block_n) * dp * v.dtype.bytes + 8 * (1 + (t.split_kv and 4 or 2) * t.stages) + 1024
