@@ -22,8 +22,9 @@
  * case is checked against a double reference on four rows before it is
  * timed, and cuBLASLt's output against kiln's.
  * Last, on sm_90: the host's cost of a call (median CPU time of
- * kiln_linear_fwd on a small shape) for the sm_90a variant, which builds TMA
- * tensor maps, and for the sm_90 one, which does not.
+ * kiln_linear_fwd on a small shape) as selected, then forced to the sm_90a
+ * variant, which builds TMA tensor maps, and to the sm_90 one, which does
+ * not.
  * --only MxNxK runs that shape alone (and no host cost): for a profiler.
  * Output: a table, then one `BENCH key=value ...` line per measurement.
  */
@@ -505,9 +506,12 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The variant host_us(NULL) ran: the selection's. */
+static char host_variant[128];
+
 /* Median CPU microseconds of a kiln_linear_fwd call (256 × 256 × 256, bf16)
- * with `variant` forced; the queue is drained every 50 calls so no call
- * waits for room in it. */
+ * with `variant` forced (NULL: selected); the queue is drained every 50
+ * calls so no call waits for room in it. */
 static double host_us(const char *variant)
 {
     enum { CALLS = 400, N = 256 };
@@ -531,6 +535,7 @@ static double host_us(const char *variant)
         t[i] = (double)(b.tv_sec - a.tv_sec) * 1e6 + (double)(b.tv_nsec - a.tv_nsec) * 1e-3;
         if (i % 50 == 49) CHECK(cudaDeviceSynchronize());
     }
+    if (!variant) snprintf(host_variant, sizeof host_variant, "%s", kiln_last_variant());
     KCHECK(kiln_force_variant(NULL));
     CHECK(cudaDeviceSynchronize());
     CHECK(cudaFree(x));
@@ -601,11 +606,14 @@ int main(int argc, char **argv)
         for (int scaling = FP8_TENSOR; scaling <= FP8_BLOCK && picked(&fp8_cases[i], only); scaling++)
             bench_case_fp8(&fp8_cases[i], scaling, iters, prop.l2CacheSize, lt, lt_ws, lt_ws_bytes);
     if (prop.major == 9 && prop.minor == 0 && !only) {
-        const double maps = host_us("linear_fwd_m128_gelu_tanh_bf16_sm90a"),
+        const double chosen = host_us(NULL), maps = host_us("linear_fwd_m128_gelu_tanh_bf16_sm90a"),
                      plain = host_us("linear_fwd_m128_gelu_tanh_bf16_sm90");
-        printf("host cost of a call (median CPU us, 256^3 bf16): sm90a (3 tensor maps built) %.2f, sm90 (none) %.2f\n",
-               maps, plain);
-        printf("HOST op=linear variant=sm90a us=%.3f\nHOST op=linear variant=sm90 us=%.3f\n", maps, plain);
+        printf("host cost of a call (median CPU us, 256^3 bf16): selected (%s) %.2f, forced sm90a (3 tensor maps "
+               "built) %.2f, forced sm90 (none) %.2f\n",
+               host_variant, chosen, maps, plain);
+        printf("HOST op=linear variant=%s us=%.3f\nHOST op=linear variant=sm90a us=%.3f\nHOST op=linear variant=sm90 "
+               "us=%.3f\n",
+               host_variant, chosen, maps, plain);
     }
     CHECK(cudaFree(lt_ws));
     LT_CHECK(cublasLtDestroy(lt));
