@@ -123,7 +123,12 @@ tmp="$PWD/{out}.tmp"
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp"
 export TMPDIR="$tmp"
-"$nvcc" "$@" 2> "$tmp/log" || {{ cat "$tmp/log" >&2; exit 1; }}
+rc=0
+"$nvcc" "$@" 2> "$tmp/log" || rc=$?
+if [ "$rc" -ne 0 ]; then
+  cat "$tmp/log" >&2
+  exit "$rc"
+fi
 cat "$tmp/log" >&2
 if grep -q "wgmma.mma_async instructions are serialized" "$tmp/log"; then
   echo "kiln: ptxas serialized the wgmma of a kernel above (see its C75xx line); make the branches around them warp-uniform or free registers" >&2

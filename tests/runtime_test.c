@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/dispatch.h"
 #include "runtime/kiln.h"
 #include "runtime/norm.h"
 #include "runtime/variant.h"
@@ -114,6 +115,35 @@ static void test_merged_and_ptx_free(void)
     v = kiln_select_from(t, 2, &key, &caps, NULL, &st);
     tap_ok(v == NULL && st == KILN_STATUS_ARCH_MISMATCH && strstr(kiln_last_error(), "CUDA 12") != NULL,
            "a real sm_70 is refused, naming CUDA 12 (%s)", kiln_last_error());
+}
+
+/* kiln_choose keeps the table scan's answers per thread, by key and compute
+ * capability: asked again, on another arch in between, and for keys that
+ * share nothing, it gives what a fresh scan of the built table gives (no
+ * device needed: the caps are made up). */
+static void test_choose_cache(void)
+{
+    const kiln_variant_key keys[] = {
+        {KILN_OP_LINEAR_FWD, KILN_DTYPE_BF16, 128, KILN_ACT_GELU_TANH},
+        {KILN_OP_LINEAR_FWD, KILN_DTYPE_BF16, 64, KILN_ACT_GELU_TANH},
+        {KILN_OP_LINEAR_FWD, KILN_DTYPE_F16, 128, KILN_ACT_GELU_TANH},
+        {KILN_OP_RMSNORM_FWD, KILN_DTYPE_BF16, 4096, KILN_ACT_NONE},
+    };
+    const int ccs[] = {90, 80, 75, 90, 80, 75};
+    int same = 0, asked = 0, found = 0;
+    for (size_t c = 0; c < sizeof ccs / sizeof ccs[0]; c++)
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            const kiln_device_caps caps = {ccs[c], 132};
+            kiln_status st = KILN_STATUS_SUCCESS, st_scan = KILN_STATUS_SUCCESS;
+            const kiln_variant *v = kiln_choose(&keys[k], &caps, &st);
+            const kiln_variant *scan =
+                kiln_select_from(kiln_variant_table, kiln_variant_table_size, &keys[k], &caps, NULL, &st_scan);
+            same += v == scan && st == st_scan;
+            found += v != NULL;
+            asked++;
+        }
+    tap_ok(same == asked && found > 0, "kiln_choose's kept answers match a fresh scan (%d of %d calls; %d found a variant)",
+           same, asked, found);
 }
 
 /* A shape key selects its own variant, else the generic one (shape 0), even
@@ -807,6 +837,7 @@ int main(void)
     tap_plan_late();
     test_selection();
     test_shape_selection();
+    test_choose_cache();
     test_merged_and_ptx_free();
     test_table();
     test_validation();
