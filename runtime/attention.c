@@ -33,14 +33,7 @@ static int compiled_head_dim(kiln_op op, kiln_dtype dtype, int head_dim)
         kiln_clear_error();
         (void)cudaGetLastError();
     }
-    int best = 0, best_runs = 0;
-    for (int i = 0; i < kiln_variant_table_size; i++) {
-        const kiln_variant *v = &kiln_variant_table[i];
-        if (v->op != op || v->dtype != dtype || v->shape_key < head_dim) continue;
-        if (best == 0 || v->shape_key < best) best = v->shape_key;
-        if (cc && kiln_variant_runs_on(v, cc) && (best_runs == 0 || v->shape_key < best_runs)) best_runs = v->shape_key;
-    }
-    return best_runs ? best_runs : best;
+    return kiln_smallest_shape(op, dtype, head_dim, cc);
 }
 
 /* A tensor's strides: none negative (INVALID_VALUE), each a multiple of the

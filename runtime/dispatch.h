@@ -20,6 +20,12 @@ kiln_status kiln_current_device_caps(kiln_device_caps *caps);
  * key is a choice of theirs (linear's block tile) follow it. */
 const kiln_variant *kiln_forced_for(kiln_op op);
 
+/* The smallest shape key of op and dtype that is at least `shape` among
+ * the variants that run on compute capability cc, else (none there, or cc
+ * 0: no device) among all; 0: none. Kept per thread, as the selection's
+ * answers are: attention calls ask it for their head dim on every call. */
+int kiln_smallest_shape(kiln_op op, kiln_dtype dtype, int shape, int cc);
+
 /* How many ways to split work of `blocks` blocks (k, or keys) so that
  * waves of `slots` resident blocks fill: 1 while the blocks alone fill a
  * wave; else the fewest splits from 2 to `most` whose blocks fill their

@@ -239,6 +239,32 @@ static pick_entry *pick_slot(const kiln_variant_key *k, int cc)
     return &pick_cache[(h ^ h >> 16) % (sizeof pick_cache / sizeof pick_cache[0])];
 }
 
+/* kiln_smallest_shape's answers, kept as the scan's above. */
+typedef struct shape_entry {
+    kiln_op op;
+    kiln_dtype dtype;
+    int shape, cc, answer;
+    int used;
+} shape_entry;
+static __thread shape_entry shape_cache[32];
+
+int kiln_smallest_shape(kiln_op op, kiln_dtype dtype, int shape, int cc)
+{
+    const unsigned h = (unsigned)op * 73856093u ^ (unsigned)dtype * 19349663u ^ (unsigned)shape * 2654435761u ^
+                       (unsigned)cc * 40503u;
+    shape_entry *e = &shape_cache[(h ^ h >> 16) % (sizeof shape_cache / sizeof shape_cache[0])];
+    if (e->used && e->op == op && e->dtype == dtype && e->shape == shape && e->cc == cc) return e->answer;
+    int best = 0, best_runs = 0;
+    for (int i = 0; i < kiln_variant_table_size; i++) {
+        const kiln_variant *v = &kiln_variant_table[i];
+        if (v->op != op || v->dtype != dtype || v->shape_key < shape) continue;
+        if (best == 0 || v->shape_key < best) best = v->shape_key;
+        if (cc && kiln_variant_runs_on(v, cc) && (best_runs == 0 || v->shape_key < best_runs)) best_runs = v->shape_key;
+    }
+    *e = (shape_entry){op, dtype, shape, cc, best_runs ? best_runs : best, 1};
+    return e->answer;
+}
+
 /* kiln_select_from on the table, or on the forced variant alone where it is
  * of the key's op. */
 static const kiln_variant *pick(const kiln_variant_key *key, const kiln_device_caps *caps, kiln_status *status)

@@ -146,6 +146,34 @@ static void test_choose_cache(void)
            same, asked, found);
 }
 
+/* kiln_smallest_shape (the head dim an attention call runs on) against a
+ * scan of the built table here, each question asked twice with others in
+ * between, on three archs and with no device (cc 0). */
+static void test_smallest_shape(void)
+{
+    const kiln_op ops[] = {KILN_OP_ATTENTION_FWD, KILN_OP_ATTENTION_BWD};
+    const int dims[] = {24, 64, 100, 150, 160, 200, 256, 300};
+    const int ccs[] = {90, 80, 0, 90, 80, 0};
+    int same = 0, asked = 0, found = 0;
+    for (size_t c = 0; c < sizeof ccs / sizeof ccs[0]; c++)
+        for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+            for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++) {
+                int any = 0, runs = 0;
+                for (int i = 0; i < kiln_variant_table_size; i++) {
+                    const kiln_variant *v = &kiln_variant_table[i];
+                    if (v->op != ops[o] || v->dtype != KILN_DTYPE_BF16 || v->shape_key < dims[d]) continue;
+                    if (!any || v->shape_key < any) any = v->shape_key;
+                    if (ccs[c] && kiln_variant_runs_on(v, ccs[c]) && (!runs || v->shape_key < runs)) runs = v->shape_key;
+                }
+                const int got = kiln_smallest_shape(ops[o], KILN_DTYPE_BF16, dims[d], ccs[c]);
+                same += got == (runs ? runs : any);
+                found += got != 0;
+                asked++;
+            }
+    tap_ok(same == asked && found > 0, "kiln_smallest_shape matches a scan of the table (%d of %d; %d found a head dim)",
+           same, asked, found);
+}
+
 /* A shape key selects its own variant, else the generic one (shape 0), even
  * where the generic one is of a newer arch. */
 static void test_shape_selection(void)
@@ -838,6 +866,7 @@ int main(void)
     test_selection();
     test_shape_selection();
     test_choose_cache();
+    test_smallest_shape();
     test_merged_and_ptx_free();
     test_table();
     test_validation();
