@@ -441,10 +441,11 @@ space.families = {
     acts = all(space.acts),
     dtypes = { "f16", "bf16", "e4m3", "e5m2" },
     archs = all(space.archs),
-    -- FP8 inputs: sm_89 (mma.sync m16n8k32; Hopper GPUs take sm_90a's) and
-    -- sm_90a, 128-row tiles only (small m splits k instead).
+    -- FP8 inputs: sm_89 (mma.sync m16n8k32; Hopper GPUs take sm_90a's),
+    -- 128-row tiles only (small m splits k instead), and sm_90a, both.
     exists = function(v)
-      return v.arch.cc >= v.dtype.min_cc and (not v.dtype.fp8 or ((v.arch.specific or v.arch.cc == 89) and v.shape == 128))
+      return v.arch.cc >= v.dtype.min_cc and
+             (not v.dtype.fp8 or v.arch.specific or (v.arch.cc == 89 and v.shape == 128))
     end,
     -- Block tiles of 128 (or 64) rows × 128 output columns (gated: 64 of
     -- each weight), k 64 a stage; 8 warps as 2 × 4 (4 warps as 1 × 4 for 64
@@ -476,6 +477,10 @@ space.families = {
     -- f32 ones: 64 + 64 registers, where 256 columns would need 256. 192
     -- columns (96 + 96, 4 stages of 40 KB) lost: 16384 × 4096 × 1024 at 452
     -- against 688 TFLOP/s, 8192³ within the noise (H100, docs/linear.md).
+    -- Small m: 16 bits' 64 × 64 tiles (m64n64k32, gated m64n128k32), 12
+    -- stages of 16 KB (9 of 24 KB), where 128 × 128 tiles split k 4 ways ran
+    -- 128 × 4096 × 4096 at 207 TFLOP/s on an H100 against cuBLASLt's 344
+    -- (64 × 64 tiles, 13 stages, no split; docs/linear.md).
     --
     -- The output passes through a 64-row buffer per consumer warpgroup of
     -- out_cols columns (at most 128 where 128 divides the tile, else the
@@ -490,7 +495,7 @@ space.families = {
       local limits = { [70] = 98304, [75] = 65536, [80] = 166912, [86] = 101376, [89] = 101376, [90] = 232448 }
       local weights = v.op.name == "gated_linear_fwd" and 2 or 1
       if v.arch.specific then
-        local b_rows = v.dtype.fp8 and 128 or v.shape == 64 and 64 * weights or 256
+        local b_rows = v.shape == 64 and 64 * weights or v.dtype.fp8 and 128 or 256
         local block_n = b_rows // weights
         local consumers = v.shape // 64
         local stage = (v.shape + b_rows) * 128

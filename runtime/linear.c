@@ -193,10 +193,11 @@ typedef struct plan {
 
 /* Planned from the variants the call would run (the selection table's
  * tile_n and persistent): 128-row tiles while they keep 90 % of the SMs
- * busy; else, for 16 bits, 64-row tiles (on sm_90a the Hopper kernel's 64 ×
- * 64 tiles; the 128 × 256 ones split 8 ways ran 128 × 4096 × 4096 at 91
- * TFLOP/s on an H100, the sm_90 m64 kernel split 4 ways at 140, same run;
- * FP8 keeps 128 rows and splits k); then, when the tiles
+ * busy; else 64-row tiles (on sm_90a the Hopper kernel's 64 × 64 tiles;
+ * the 128 × 256 ones split 8 ways ran 128 × 4096 × 4096 at 91 TFLOP/s on an
+ * H100, the sm_90 m64 kernel split 4 ways at 140, same run; FP8 has 64-row
+ * tiles on sm_90a only, so on sm_89 it keeps 128 rows and splits k); then,
+ * when the tiles
  * leave slots of a wave idle (two blocks an SM for 16 bits, one for FP8 and
  * for persistent kernels) and the caller passed a workspace, k split to
  * fill the waves (kiln_wave_splits), each split keeping at least
@@ -215,7 +216,7 @@ static plan make_plan(const kiln_linear_args *a, const kiln_device_caps *caps, k
     if (forced) key.shape_key = forced->shape_key;
     const kiln_variant *v = kiln_choose(&key, caps, &pl.st);
     if (!v) return pl;
-    if (!forced && !fp8 && ceil_div(a->m, 128) * ceil_div(a->n, v->tile_n) * 10 < (int64_t)caps->sm_count * 9) {
+    if (!forced && ceil_div(a->m, 128) * ceil_div(a->n, v->tile_n) * 10 < (int64_t)caps->sm_count * 9) {
         key.shape_key = 64;
         kiln_status st64;
         const kiln_variant *v64 = kiln_choose(&key, caps, &st64);

@@ -237,7 +237,7 @@ static void run_variant(const kiln_variant_info *v)
 }
 
 /* The checks before any launch, and the selection's choices. */
-static void check_arguments(void)
+static void check_arguments(int cc)
 {
     /* Sized for the largest shape below: the overlap checks see every extent. */
     dbuf x = dbuf_alloc(KILN_DTYPE_F16, 8192 * 64, 0), w = dbuf_alloc(KILN_DTYPE_F16, 4096 * 8192, 0);
@@ -298,6 +298,22 @@ static void check_arguments(void)
     st = kiln_linear_fwd_workspace(KILN_DTYPE_E4M3, KILN_DTYPE_BF16, &p, &bytes);
     tap_ok(st == KILN_STATUS_SUCCESS && bytes > 0, "FP8 e4m3 1x4096x8192 asks for a workspace to split k (%zu bytes)%s%s",
            bytes, st ? ": " : "", st ? kiln_last_error() : "");
+    /* 128 × 4096 × 4096: on an sm_90 GPU with sm_90a's 64-row FP8 tiles in
+     * the build, 128 tiles fill it with no split; else (sm_89's 128-row
+     * tiles, 32 of them) k is split. */
+    int m64_fp8 = 0;
+    for (int i = 0; i < kiln_variant_count(); i++) {
+        kiln_variant_info v;
+        if (kiln_variant_get(i, &v) == KILN_STATUS_SUCCESS && v.op == KILN_OP_LINEAR_FWD &&
+            v.dtype == KILN_DTYPE_E4M3 && v.shape_key == 64)
+            m64_fp8 = 1;
+    }
+    const int whole = m64_fp8 && cc == 90;
+    p.m = 128, p.n = 4096, p.k = 4096;
+    bytes = 0;
+    st = kiln_linear_fwd_workspace(KILN_DTYPE_E4M3, KILN_DTYPE_BF16, &p, &bytes);
+    tap_ok(st == KILN_STATUS_SUCCESS && (whole ? bytes == 0 : bytes > 0),
+           "FP8 e4m3 128x4096x4096 %s (%zu bytes)", whole ? "runs on 64-row tiles, no split" : "splits k", bytes);
     dbuf_free(&sc);
     dbuf_free(&x);
     dbuf_free(&w);
@@ -680,6 +696,11 @@ static const fp8_case fp8_cases[] = {
     {1000, 1000, 64, 0, 0, 1, 0, 0, 2, 0},
     {4099, 7, 1000, 0, 1, 0, 1, 2, 1, 0},
     {4099, 1000, 1, 16, 0, 0, 1, 1, 0, 1},    /* k 1; more tiles than SMs */
+    /* More tiles than SMs with runs of four: each tile's epilogue under the
+     * next tile's first stages (a run, then a last single stage; edge tiles
+     * between whole ones), and whole tiles through the staged store. */
+    {1700, 1600, 520, 0, 0, 0, 1, 0, 0, 0, 0},
+    {1536, 1536, 768, 0, 1, 1, 1, 0, 0, 0, 0},
     {4099, 64, 7, 0, 1, 1, 0, 0, 1, 1},
     {256, 256, 8192, 0, 0, 0, 0, 0, 2, 1},    /* accumulation: a plain GEMM into f32 */
     {200, 136, 8192, 16, 1, 1, 1, 1, 2, 0},   /* accumulation, rowwise, outliers, f32 */
@@ -1062,6 +1083,6 @@ int main(void)
         const sweep sw8 = {"linear FP8", is_linear_fp8, run_fp8_variant};
         gpu_sweep(&sw8, &R, &tested);
     }
-    if (cc > 0 && gpu_shard_first()) check_arguments();
+    if (cc > 0 && gpu_shard_first()) check_arguments(cc);
     return tap_done();
 }
