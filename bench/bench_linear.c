@@ -9,8 +9,9 @@
  * 8192 × 4096 (each weight) × 4096, and decode-sized 1 × 4096 × 4096 and
  * 16 × 4096 × 4096. bf16 in and out. FLOPs: 2·m·n·k per weight.
  * Then FP8 (--fp8: only these; --no-fp8: none): e4m3 in, bf16 out, the
- * first three shapes with bias + gelu_tanh, and the first two plain (no
- * bias, no activation: the work of a plain `torch._scaled_mm`), scales per
+ * first three shapes and 16 × 4096 × 4096 with bias + gelu_tanh, and the
+ * first two plain (no bias, no activation: the work of a plain
+ * `torch._scaled_mm`), scales per
  * tensor, rowwise and in blocks (1 × 128 of X, 128 × 128 of W), beside
  * cuBLASLt's FP8 matmul with the same scales (bench_case_fp8; a plain row's ratio is
  * against cuBLASLt plain). Their table rows name the scaling
@@ -598,6 +599,7 @@ int main(int argc, char **argv)
         {8192, 8192, 8192, 0, KILN_ACT_GELU_TANH},
         {16384, 4096, 1024, 0, KILN_ACT_GELU_TANH},
         {128, 4096, 4096, 0, KILN_ACT_GELU_TANH},
+        {16, 4096, 4096, 0, KILN_ACT_GELU_TANH},
         {8192, 8192, 8192, 0, KILN_ACT_NONE},
         {16384, 4096, 1024, 0, KILN_ACT_NONE},
     };
