@@ -11,11 +11,11 @@
  * Then FP8 (--fp8: only these; --no-fp8: none): e4m3 in, bf16 out, the
  * first three shapes and 16 × 4096 × 4096 with bias + gelu_tanh, and the
  * first two plain (no bias, no activation: the work of a plain
- * `torch._scaled_mm`), scales per
- * tensor, rowwise and in blocks (1 × 128 of X, 128 × 128 of W), beside
- * cuBLASLt's FP8 matmul with the same scales (bench_case_fp8; a plain row's ratio is
- * against cuBLASLt plain). Their table rows name the scaling
- * after the shape (/tensor, /row, /block); their BENCH lines carry
+ * `torch._scaled_mm`), scales per tensor, rowwise and in blocks (1 × 128
+ * of X, 128 × 128 of W), beside cuBLASLt's FP8 matmul with the same scales
+ * (bench_case_fp8; a plain row's ratio is against cuBLASLt plain). Their
+ * table rows name the scaling after the shape (/tensor, /row, /block);
+ * their BENCH lines carry
  * dtype=e4m3 out=bf16 scaling=tensor|rowwise|block. Without an FP8
  * variant for this GPU, kiln's columns are nan (the reason on stderr).
  * Buffer sets rotate so the weights of one run are not in L2 from the last

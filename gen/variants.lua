@@ -441,8 +441,8 @@ space.families = {
     acts = all(space.acts),
     dtypes = { "f16", "bf16", "e4m3", "e5m2" },
     archs = all(space.archs),
-    -- FP8 inputs: sm_89 (mma.sync m16n8k32; Hopper GPUs take sm_90a's),
-    -- 128-row tiles only (small m splits k instead), and sm_90a, both.
+    -- FP8 inputs: sm_89 (mma.sync m16n8k32; Hopper GPUs take sm_90a's) with
+    -- 128-row tiles only (small m splits k instead), and sm_90a with both.
     exists = function(v)
       return v.arch.cc >= v.dtype.min_cc and
              (not v.dtype.fp8 or v.arch.specific or (v.arch.cc == 89 and v.shape == 128))

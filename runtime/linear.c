@@ -197,14 +197,14 @@ typedef struct plan {
  * the 128 × 256 ones split 8 ways ran 128 × 4096 × 4096 at 91 TFLOP/s on an
  * H100, the sm_90 m64 kernel split 4 ways at 140, same run; FP8 has 64-row
  * tiles on sm_90a only, so on sm_89 it keeps 128 rows and splits k); then,
- * when the tiles
- * leave slots of a wave idle (two blocks an SM for 16 bits, one for FP8 and
- * for persistent kernels) and the caller passed a workspace, k split to
- * fill the waves (kiln_wave_splits), each split keeping at least
- * MIN_SPLIT_K_TILES steps. 128 × 4096 × 4096 split 5 ways (320 blocks, 1.2
- * waves of 264) ran at 118 TFLOP/s on an H200, split 4 ways (256 blocks) at
- * 173 (2026-11-23). Where no 64-row variant runs (a build of sm_90a
- * alone), the 128-row one keeps the call. A forced variant's tile is kept. */
+ * when the tiles leave slots of a wave idle (two blocks an SM for 16 bits,
+ * one for FP8 and for persistent kernels) and the caller passed a
+ * workspace, k split to fill the waves (kiln_wave_splits), each split
+ * keeping at least MIN_SPLIT_K_TILES steps. 128 × 4096 × 4096 split 5 ways
+ * (320 blocks, 1.2 waves of 264) ran at 118 TFLOP/s on an H200, split 4
+ * ways (256 blocks) at 173 (2026-11-23). Where no 64-row variant runs (a
+ * build of sm_90a alone), the 128-row one keeps the call. A forced
+ * variant's tile is kept. */
 static plan make_plan(const kiln_linear_args *a, const kiln_device_caps *caps, kiln_op op, kiln_dtype in,
                       kiln_activation act, int may_split)
 {

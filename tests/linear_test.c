@@ -696,9 +696,9 @@ static const fp8_case fp8_cases[] = {
     {1000, 1000, 64, 0, 0, 1, 0, 0, 2, 0},
     {4099, 7, 1000, 0, 1, 0, 1, 2, 1, 0},
     {4099, 1000, 1, 16, 0, 0, 1, 1, 0, 1},    /* k 1; more tiles than SMs */
-    /* More tiles than SMs with runs of four: each tile's epilogue under the
-     * next tile's first stages (a run, then a last single stage; edge tiles
-     * between whole ones), and whole tiles through the staged store. */
+    /* More tiles than SMs with runs of four: persistent blocks walk several
+     * tiles of a run and a last single stage (edge tiles between whole
+     * ones), and of two runs, whole tiles through the staged store. */
     {1700, 1600, 520, 0, 0, 0, 1, 0, 0, 0, 0},
     {1536, 1536, 768, 0, 1, 1, 1, 0, 0, 0, 0},
     {4099, 64, 7, 0, 1, 1, 0, 0, 1, 1},
