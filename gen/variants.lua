@@ -292,9 +292,17 @@ space.families = {
         -- varlen): h128 414 / 342 -> 611 / 482 TFLOP/s (H100, 2026-11-25).
         t.threads = 256
         t.wg_block_n = v.shape <= 128 and 128 or 64
+        -- tma_wgs: the TMA kernel's consumer warpgroups at most. Where rows
+        -- are one 64-column half (head dim 64 and under) a 192-row block of
+        -- three (FlashAttention 3's tile at 64) runs calls with no mask: bf16
+        -- none h64 440 -> 474, h32 234 -> 290 TFLOP/s; causal h64 on it 340 ->
+        -- 298, so masked calls keep two (H100, 2026-11-26). 5 stages instead
+        -- of 3 gave nothing (h64 none 475 / 478 against 473 / 477).
+        t.tma_wgs = dp == 64 and 3 or 2
+        local q_rows = 64 * t.tma_wgs -- Q's tile: the TMA kernel's rows (the cp.async kernel's 128 fit in it)
         local kv_tile = t.wg_block_n * dp * v.dtype.bytes
         local bars = 8 * (1 + 4 * 2) -- the TMA kernel's at most: Q's, and two stages' full and empty for K and for V
-        t.stages = math.min(3, (limits[v.arch.cc] - 1024 - bars - block_m * dp * v.dtype.bytes) // (2 * kv_tile))
+        t.stages = math.min(3, (limits[v.arch.cc] - 1024 - bars - q_rows * dp * v.dtype.bytes) // (2 * kv_tile))
         -- With two stages (head dim 256) a slot shared by K and V is free only
         -- once its P·V is done, a step after its S, and the copies of the step
         -- two on start about a step before they are read: consumers waited
@@ -303,7 +311,7 @@ space.families = {
         -- 424 -> 578-590 / 526-548 TFLOP/s (H100, 2026-11-25); at 3 stages it
         -- lost 2-6 % (h64, h128 causal, h160), so those share one.
         t.split_kv = t.stages == 2
-        t.smem = (block_m + 2 * t.stages * t.wg_block_n) * dp * v.dtype.bytes + 8 * (1 + (t.split_kv and 4 or 2) * t.stages) + 1024
+        t.smem = (q_rows + 2 * t.stages * t.wg_block_n) * dp * v.dtype.bytes + 8 * (1 + (t.split_kv and 4 or 2) * t.stages) + 1024
         assert(t.smem <= limits[v.arch.cc], v.name .. ": the wgmma tiles past the shared memory")
       end
       return t
