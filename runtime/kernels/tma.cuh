@@ -157,6 +157,13 @@ __device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, int col, in
                  ::"l"(reinterpret_cast<uint64_t>(map)), "r"(col), "r"(row), "r"(src)
                  : "memory");
 }
+/* The same to (c0, c1, c2, c3) of a 4-d `map`. */
+__device__ __forceinline__ void tma_store_4d(const CUtensorMap *map, int c0, int c1, int c2, int c3, unsigned src)
+{
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n"
+                 ::"l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(src)
+                 : "memory");
+}
 /* dst[i] += src[i] over `bytes` bytes of f32 (both 16-byte aligned, a
  * multiple of 16) from shared memory, each add atomic in L2; a bulk group
  * as the stores. */
