@@ -291,7 +291,11 @@ space.families = {
         -- those two (384 threads; `threads` is the cp.async kernel's, for
         -- varlen): h128 414 / 342 -> 611 / 482 TFLOP/s (H100, 2026-11-25).
         t.threads = 256
-        t.wg_block_n = v.shape <= 128 and 128 or 64
+        -- Head dim 256: 80-key steps (FlashAttention 3's tile; two stages of
+        -- 40 KB K and V tiles beside Q's 64 KB): at a locked clock (ncu,
+        -- bf16, seq 4096) none 2.84 -> 2.53 M cycles, causal 1.59 -> 1.44 M
+        -- against 64 keys (H100, 2026-11-26).
+        t.wg_block_n = v.shape <= 128 and 128 or (v.shape > 192 and 80 or 64)
         -- tma_wgs: the TMA kernel's consumer warpgroups at most. Where rows
         -- are one 64-column half (head dim 64 and under) a 192-row block of
         -- three (FlashAttention 3's tile at 64) runs calls with no mask: bf16
