@@ -291,11 +291,13 @@ space.families = {
         -- those two (384 threads; `threads` is the cp.async kernel's, for
         -- varlen): h128 414 / 342 -> 611 / 482 TFLOP/s (H100, 2026-11-25).
         t.threads = 256
-        -- Head dim 256: 80-key steps (FlashAttention 3's tile; two stages of
-        -- 40 KB K and V tiles beside Q's 64 KB): at a locked clock (ncu,
-        -- bf16, seq 4096) none 2.84 -> 2.53 M cycles, causal 1.59 -> 1.44 M
-        -- against 64 keys (H100, 2026-11-26).
-        t.wg_block_n = v.shape <= 128 and 128 or (v.shape > 192 and 80 or 64)
+        -- Past head dim 128, 80-key steps (FlashAttention 3's tile at 256;
+        -- two stages, at 256 of 40 KB K and V tiles beside Q's 64 KB): at a
+        -- locked clock (ncu, bf16, seq 4096, none / causal) against 64 keys,
+        -- h256 2.84 / 1.59 -> 2.53 / 1.44 M cycles, h192 2.24 / 1.29 ->
+        -- 2.19 / 1.24, h160 2.03 / 1.16 -> 1.96 / 1.12; at h128, 144 and 160
+        -- keys (two stages) took 3 - 6 % more than 128 (H100, 2026-11-26).
+        t.wg_block_n = v.shape <= 128 and 128 or 80
         -- tma_wgs: the TMA kernel's consumer warpgroups at most. Where rows
         -- are one 64-column half (head dim 64 and under) a 192-row block of
         -- three (FlashAttention 3's tile at 64) runs calls with no mask: bf16
