@@ -278,15 +278,15 @@ space.families = {
         -- Two warpgroups of 64 query rows, each S = Q·Kᵀ a wgmma
         -- m64n(wg_block_n)k16 from the tiles and O += P·V a wgmma
         -- m64n(head dim)k16 with P from registers; K and V in a ring of
-        -- `stages` tiles of wg_block_n keys (as many as fit, up to 3: 2 at
-        -- head dim 256); 1 KB of slack to start the tiles on 1024 bytes.
+        -- `stages` tiles of wg_block_n keys (as many as fit, up to 3: 2 past
+        -- head dim 128); 1 KB of slack to start the tiles on 1024 bytes.
         -- The ampere kernels of the variant run decode
         -- (up to 16 query rows; their 4 warps need m_tiles 2). Head dim 128
         -- on an H100, bf16, seq 4096, none / causal TFLOP/s (2026-11-23,
         -- docs/attention.md): 64 keys and 2 stages 368 / 304, 128 keys 401
         -- / 336, 128 keys and 3 stages (225 KB) 407 / 340. Past head dim
-        -- 128, 64 keys: O alone takes up to 128 registers, and two 128-key
-        -- tiles of K and V pass the shared memory. Calls of fixed lengths
+        -- 128 fewer keys (below): O alone takes up to 128 registers, and two
+        -- 128-key tiles of K and V pass the shared memory. Calls of fixed lengths
         -- run the warp-specialized kernel, a producer warpgroup (TMA) before
         -- those two (384 threads; `threads` is the cp.async kernel's, for
         -- varlen): h128 414 / 342 -> 611 / 482 TFLOP/s (H100, 2026-11-25).
@@ -297,6 +297,7 @@ space.families = {
         -- h256 2.84 / 1.59 -> 2.53 / 1.44 M cycles, h192 2.24 / 1.29 ->
         -- 2.19 / 1.24, h160 2.03 / 1.16 -> 1.96 / 1.12; at h128, 144 and 160
         -- keys (two stages) took 3 - 6 % more than 128 (H100, 2026-11-26).
+        -- h160 and h192 went from three stages to two, so split_kv below.
         t.wg_block_n = v.shape <= 128 and 128 or 80
         -- tma_wgs: the TMA kernel's consumer warpgroups at most. Where rows
         -- are one 64-column half (head dim 64 and under) a 192-row block of
@@ -309,13 +310,14 @@ space.families = {
         local kv_tile = t.wg_block_n * dp * v.dtype.bytes
         local bars = 8 * (1 + 4 * 2) -- the TMA kernel's at most: Q's, and two stages' full and empty for K and for V
         t.stages = math.min(3, (limits[v.arch.cc] - 1024 - bars - q_rows * dp * v.dtype.bytes) // (2 * kv_tile))
-        -- With two stages (head dim 256) a slot shared by K and V is free only
+        -- With two stages (past head dim 128) a slot shared by K and V is free only
         -- once its P·V is done, a step after its S, and the copies of the step
         -- two on start about a step before they are read: consumers waited
         -- on `full` for 28 % of the stall samples (ncu). K and V on barriers
         -- of their own (split_kv) start each copy two steps ahead: h256 454 /
         -- 424 -> 578-590 / 526-548 TFLOP/s (H100, 2026-11-25); at 3 stages it
-        -- lost 2-6 % (h64, h128 causal, h160), so those share one.
+        -- lost 2-6 % (h64, h128 causal, and h160 when it had 3), so those
+        -- share one.
         t.split_kv = t.stages == 2
         t.smem = (q_rows + 2 * t.stages * t.wg_block_n) * dp * v.dtype.bytes + 8 * (1 + (t.split_kv and 4 or 2) * t.stages) + 1024
         assert(t.smem <= limits[v.arch.cc], v.name .. ": the wgmma tiles past the shared memory")

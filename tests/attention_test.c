@@ -507,6 +507,55 @@ int main(void)
         const kiln_status st = kiln_attention_fwd(KILN_DTYPE_BF16, &p, NULL);
         tap_ok(finished(st, "selection") && strncmp(kiln_last_variant(), "attention_fwd_h128_bf16_", 24) == 0,
                "head dim 100 selects the head dim 128 variant (%s)", kiln_last_variant());
+        /* O with strides of its own: BHSD with rows 136 apart under BSHD Q,
+         * K and V, and, with one head, a head stride of 0. The same values
+         * as O laid out as Q, and the padding and guards keep their poison
+         * (on sm_90a the TMA kernel stores O through a tensor map of O's
+         * strides). */
+        {
+            enum { B = 2, S = 300, H = 2, D = 128, P = 136 };
+            const int64_t n = (int64_t)B * S * H * D, no = (int64_t)B * H * S * P;
+            dbuf qkv = dbuf_alloc(KILN_DTYPE_BF16, 3 * n, 0), o1 = dbuf_alloc(KILN_DTYPE_BF16, n, 0);
+            dbuf o2 = dbuf_alloc(KILN_DTYPE_BF16, no, 0);
+            double *hq = malloc(sizeof(double) * (size_t)(3 * n)), *g1 = malloc(sizeof(double) * (size_t)n);
+            double *g2 = malloc(sizeof(double) * (size_t)no);
+            for (int64_t i = 0; i < 3 * n; i++) hq[i] = rng_uniform(&R, -1, 1);
+            dbuf_upload(&qkv, hq);
+            const char *base = qkv.ptr;
+            for (int heads = H; heads >= 1; heads--) {
+                kiln_attention_params pa = {B, S, S, heads, heads, D, base, base + 2 * n, base + 4 * n, o1.ptr,
+                                            {S * H * D, H * D, D}, {S * H * D, H * D, D}, {S * H * D, H * D, D},
+                                            {S * heads * D, heads * D, D}, 0.09f, 1, -1, -1, NULL, NULL, NULL};
+                kiln_attention_params pb = pa;
+                pb.o = o2.ptr;
+                if (heads == H) { /* BHSD, padded rows */
+                    pb.o_stride[0] = (int64_t)H * S * P, pb.o_stride[1] = P, pb.o_stride[2] = (int64_t)S * P;
+                } else { /* one head: a head stride of 0 */
+                    pb.o_stride[0] = (int64_t)S * P, pb.o_stride[1] = P, pb.o_stride[2] = 0;
+                }
+                dbuf_poison(&o1);
+                dbuf_poison(&o2);
+                int ok = finished(kiln_attention_fwd(KILN_DTYPE_BF16, &pa, NULL), "O as Q") &&
+                         finished(kiln_attention_fwd(KILN_DTYPE_BF16, &pb, NULL), "O of its own strides");
+                if (ok) {
+                    dbuf_download(&o1, g1);
+                    dbuf_download(&o2, g2);
+                    for (int b = 0; b < B; b++)
+                        for (int h = 0; h < heads; h++)
+                            for (int r = 0; r < S; r++)
+                                for (int e = 0; e < P; e++) {
+                                    const double x = g2[b * pb.o_stride[0] + h * pb.o_stride[2] + r * P + e];
+                                    if (e < D ? x != g1[b * pa.o_stride[0] + r * pa.o_stride[1] + h * D + e] : !isnan(x))
+                                        ok = 0;
+                                }
+                    ok = ok && dbuf_guards_intact(&o1) && dbuf_guards_intact(&o2);
+                }
+                tap_ok(ok, "O in %s rows %d apart (%s): the values of O laid out as Q, padding untouched",
+                       heads == H ? "BHSD" : "one head, head stride 0,", P, kiln_last_variant());
+            }
+            free(hq), free(g1), free(g2);
+            dbuf_free(&qkv), dbuf_free(&o1), dbuf_free(&o2);
+        }
         /* The workspace: too small and misaligned are refused before any
          * launch; a shape whose query blocks fill the GPU asks for none. */
         size_t bytes = 0;
