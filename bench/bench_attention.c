@@ -4,6 +4,7 @@
  *
  *   bench_attention [--iters K] [--f16] [--all-archs] [--seq S] [--hdim D]
  *                   [--only prefill|varlen|decode|fp8|bwd] [--fp8] [--bwd]
+ *                   [--mask none|causal]
  *
  * Prefill: head dims 64, 128 and 256 (or --hdim's), batch × heads filling
  * the GPU (4 × 16 at seq 4096, scaled so batch·heads·seq stays 262144),
@@ -49,6 +50,9 @@
 #include "runtime/variant.h"
 #include "tests/half.h"
 #include "tests/ref_attention.h"
+
+/* The masks to run (--mask): bit 0 none, bit 1 causal. */
+static int masks = 3;
 
 typedef struct run_ctx {
     kiln_dtype dt;
@@ -179,6 +183,7 @@ static void varlen(kiln_dtype dt, int iters, int d)
     bench_fill_random(v, n, dt, 9, -1, 1);
     const int64_t st[3] = {0, (int64_t)heads * d, d};
     for (int causal = 0; causal <= 1; causal++) {
+        if (!(masks >> causal & 1)) continue;
         run_ctx rc = {dt, {VARLEN_N, VARLEN_LENS[0], VARLEN_LENS[0], heads, heads, d, q, k, v, o, {st[0], st[1], st[2]},
                            {st[0], st[1], st[2]}, {st[0], st[1], st[2]}, {st[0], st[1], st[2]},
                            (float)(1.0 / sqrt((double)d)), causal, -1, -1, dcu, dcu, NULL}};
@@ -250,6 +255,7 @@ static void fp8(int iters, int batch, int heads, int seq, int d)
     CHECK(cudaMemcpy(dds, ds, sizeof ds, cudaMemcpyHostToDevice));
     const int64_t st[3] = {(int64_t)seq * heads * dp, (int64_t)heads * dp, dp};
     for (int causal = 0; causal <= 1; causal++) {
+        if (!(masks >> causal & 1)) continue;
         const kiln_attention_params p16 = {batch, seq, seq, heads, heads, d, x16[0], x16[1], x16[2], x16[3],
                                            {st[0], st[1], st[2]}, {st[0], st[1], st[2]}, {st[0], st[1], st[2]},
                                            {st[0], st[1], st[2]}, (float)(1.0 / sqrt((double)d)), causal, -1, -1,
@@ -370,6 +376,7 @@ static void bwd(kiln_dtype dt, int iters, int batch, int heads, int seq, int d)
     float *lse;
     CHECK(cudaMalloc((void **)&lse, sizeof(float) * (size_t)batch * heads * seq));
     for (int causal = 0; causal <= 1; causal++) {
+        if (!(masks >> causal & 1)) continue;
         const kiln_attention_params fp = {batch, seq, seq, heads, heads, d, t[0], t[1], t[2], t[3],
                                           {st[0], st[1], st[2]}, {st[0], st[1], st[2]}, {st[0], st[1], st[2]},
                                           {st[0], st[1], st[2]}, (float)(1.0 / sqrt((double)d)), causal, -1, -1,
@@ -421,12 +428,14 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--f16")) dt = KILN_DTYPE_F16;
         else if (!strcmp(argv[i], "--all-archs")) all_archs = 1;
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--mask") && i + 1 < argc && !strcmp(argv[i + 1], "none")) masks = 1, i++;
+        else if (!strcmp(argv[i], "--mask") && i + 1 < argc && !strcmp(argv[i + 1], "causal")) masks = 2, i++;
         else if (!strcmp(argv[i], "--fp8")) only = "fp8";
         else if (!strcmp(argv[i], "--bwd")) only = "bwd";
         else {
             fprintf(stderr,
                     "usage: %s [--iters K] [--seq S] [--hdim D] [--f16] [--all-archs] "
-                    "[--only prefill|varlen|decode|fp8|bwd] [--fp8] [--bwd]\n",
+                    "[--only prefill|varlen|decode|fp8|bwd] [--fp8] [--bwd] [--mask none|causal]\n",
                     argv[0]);
             return 2;
         }
@@ -455,6 +464,7 @@ int main(int argc, char **argv)
         bench_fill_random(v, n, dt, 3, -1, 1);
         const int64_t st[3] = {(int64_t)seq * heads * d, (int64_t)heads * d, d};
         for (int causal = 0; causal <= 1; causal++) {
+            if (!(masks >> causal & 1)) continue;
             run_ctx rc = {dt, {batch, seq, seq, heads, heads, d, q, k, v, o, {st[0], st[1], st[2]},
                                {st[0], st[1], st[2]}, {st[0], st[1], st[2]}, {st[0], st[1], st[2]},
                                (float)(1.0 / sqrt((double)d)), causal, -1, -1, NULL, NULL, NULL}};
