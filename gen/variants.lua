@@ -308,7 +308,7 @@ space.families = {
         t.tma_wgs = dp == 64 and 3 or 2
         local q_rows = 64 * t.tma_wgs -- Q's tile: the TMA kernel's rows (the cp.async kernel's 128 fit in it)
         local kv_tile = t.wg_block_n * dp * v.dtype.bytes
-        local bars = 8 * (1 + 4 * 2) -- the TMA kernel's at most: Q's, and two stages' full and empty for K and for V
+        local bars = 8 * (2 + 4 * 2) -- the TMA kernel's at most: Q's full and empty, and two stages' full and empty for K and for V
         t.stages = math.min(3, (limits[v.arch.cc] - 1024 - bars - q_rows * dp * v.dtype.bytes) // (2 * kv_tile))
         -- With two stages (past head dim 128) a slot shared by K and V is free only
         -- once its P·V is done, a step after its S, and the copies of the step
@@ -319,7 +319,7 @@ space.families = {
         -- lost 2-6 % (h64, h128 causal, and h160 when it had 3), so those
         -- share one.
         t.split_kv = t.stages == 2
-        t.smem = (q_rows + 2 * t.stages * t.wg_block_n) * dp * v.dtype.bytes + 8 * (1 + (t.split_kv and 4 or 2) * t.stages) + 1024
+        t.smem = (q_rows + 2 * t.stages * t.wg_block_n) * dp * v.dtype.bytes + 8 * (2 + (t.split_kv and 4 or 2) * t.stages) + 1024
         assert(t.smem <= limits[v.arch.cc], v.name .. ": the wgmma tiles past the shared memory")
       end
       return t

@@ -247,10 +247,11 @@ kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *p,
     kiln_status st = check_params(fn, dtype, p, &key);
     if (st) return st;
     int splits = 1;
-    if (p->workspace && dtype != KILN_DTYPE_E4M3) { /* e4m3 runs unsplit */
-        if ((st = kiln_check_ptr(fn, "workspace", p->workspace, 16, 1))) return st;
-        kiln_device_caps caps;
-        if ((st = kiln_current_device_caps(&caps))) return st;
+    const int may_split = p->workspace && dtype != KILN_DTYPE_E4M3; /* e4m3 runs unsplit */
+    if (may_split && (st = kiln_check_ptr(fn, "workspace", p->workspace, 16, 1))) return st;
+    kiln_device_caps caps;
+    if ((st = kiln_current_device_caps(&caps))) return st;
+    if (may_split) {
         splits = plan_splits(p, caps.sm_count);
         const size_t need = workspace_bytes(p, splits);
         if (p->workspace_bytes < need)
@@ -276,7 +277,8 @@ kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *p,
                              p->q_descale,
                              p->k_descale,
                              p->v_descale,
-                             p->descale_per_head != 0};
+                             p->descale_per_head != 0,
+                             caps.sm_count};
     kiln_variant_key vk = {KILN_OP_ATTENTION_FWD, dtype, key, KILN_ACT_NONE};
     return kiln_dispatch(&vk, &a, stream);
 }

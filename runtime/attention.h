@@ -36,6 +36,7 @@ typedef struct kiln_attention_args {
     int o_dtype;
     const float *q_descale, *k_descale, *v_descale;
     int descale_per_head;
+    int sm_count; /* the device's SMs: the persistent TMA kernel's grid */
 } kiln_attention_args;
 
 /* The backward's workspace rows of each (batch, query head): seq_q rounded

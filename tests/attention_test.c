@@ -82,6 +82,11 @@ static const attn_case cases[] = {
     {2, 40, 2000, 2, 2, 8, 0, 100, 0, BHSD, {0}, {0}, 1},   /* few rows split: a window, ragged head dim */
     {2, 130, 150, 4, 2, 0, 1, -1, -1, SHARED_KV, {0}, {0}}, /* K and V broadcast over the batch: causal, GQA */
     {1, 130, 150, 4, 1, 0, 0, -1, -1, SHARED_KV, {0}, {0}}, /* strides of 0 over one batch and one kv head */
+    /* More tiles than an H100's 132 SMs, so the persistent TMA kernel's
+     * blocks take several in turn: causal, GQA 6:1, tiles that see no key;
+     * and no mask, BHSD. */
+    {2, 300, 40, 48, 8, 0, 1, -1, -1, BSHD, {0}, {0}},
+    {3, 200, 333, 40, 40, 0, 0, -1, -1, BHSD, {0}, {0}},
 };
 
 /* An e4m3 case: the shape and masks, how Q, K and V are quantized and O's

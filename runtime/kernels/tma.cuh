@@ -148,6 +148,15 @@ __device__ __forceinline__ void tma_load_4d(unsigned dst, const CUtensorMap *map
                  : "memory");
 }
 
+/* The box at (c0, c1, c2, c3) of a 4-d `map` into L2 only, so that a later
+ * tma_load_4d of it waits for L2 rather than for DRAM. */
+__device__ __forceinline__ void tma_prefetch_4d(const CUtensorMap *map, int c0, int c1, int c2, int c3)
+{
+    asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global [%0, {%1, %2, %3, %4}];\n"
+                 ::"l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+                 : "memory");
+}
+
 /* The box at `src` in shared memory (written, then made visible with
  * fence.proxy.async) to (col, row) of `map`; the parts past the matrix are
  * not written. Copies issued since the last bulk_commit form a group. */
