@@ -1,8 +1,9 @@
 /*
- * attention.c: the attention entry points. Checks every argument before any
- * CUDA call, folds causal into the window, plans the decode split, then hands
- * a kiln_attention_args to the variant of the smallest compiled head dim that
- * holds the call's.
+ * attention.c: the attention entry points. Checks every argument (the
+ * compiled head dims asked of the current device, cudaGetDevice), folds
+ * causal into the window, plans the decode split from the device's SMs,
+ * then hands a kiln_attention_args to the variant of the smallest compiled
+ * head dim that holds the call's.
  */
 #include <cuda_runtime_api.h>
 #include <math.h>

@@ -84,9 +84,12 @@ static const attn_case cases[] = {
     {1, 130, 150, 4, 1, 0, 0, -1, -1, SHARED_KV, {0}, {0}}, /* strides of 0 over one batch and one kv head */
     /* More tiles than an H100's 132 SMs, so the persistent TMA kernel's
      * blocks take several in turn: causal, GQA 6:1, tiles that see no key;
-     * and no mask, BHSD. */
+     * no mask, BHSD; a ragged head dim (O stored from the fragments); split
+     * into more tiles than SMs. */
     {2, 300, 40, 48, 8, 0, 1, -1, -1, BSHD, {0}, {0}},
     {3, 200, 333, 40, 40, 0, 0, -1, -1, BHSD, {0}, {0}},
+    {2, 300, 300, 24, 8, 3, 1, -1, -1, BSHD, {0}, {0}},
+    {4, 200, 3000, 8, 8, 0, 0, -1, -1, BSHD, {0}, {0}, 1},
 };
 
 /* An e4m3 case: the shape and masks, how Q, K and V are quantized and O's
