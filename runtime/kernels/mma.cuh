@@ -108,6 +108,23 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void *
                  : "r"(s));
 }
 
+/* The same at a shared-memory address (the TMA kernels' tiles). */
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], unsigned smem)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem));
+}
+
+/* ldmatrix_x4's inverse (sm_90): lane i gives the address of row i % 8 of
+ * matrix i / 8, and r[j] is its part of matrix j as ldmatrix_x4 hands it out. */
+__device__ __forceinline__ void stmatrix_x4(unsigned smem, const uint32_t (&r)[4])
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(smem), "r"(r[0]), "r"(r[1]),
+                 "r"(r[2]), "r"(r[3])
+                 : "memory");
+}
+
 /* 16 bytes global → shared, asynchronously; zeros when !valid (src unread). */
 __device__ __forceinline__ void cp_async_16(void *smem, const void *gmem, bool valid)
 {
