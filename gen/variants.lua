@@ -274,6 +274,11 @@ space.families = {
         t.threads = 384
         t.smem = block_m * dq + t.stages * stage + 8 * (1 + 3 * t.stages) + 1024
         assert(t.stages >= 2 and t.smem <= limits[v.arch.cc], v.name .. ": the FP8 tiles past the shared memory")
+        -- The softmax under the step before's P·V (wait_rescale) at h128 only:
+        -- no mask 1.351 -> 1.296 M cycles, causal 0.796 -> 0.769 M; h64 1.151
+        -- -> 1.226 M, h256 2.405 -> 2.466 M (seq 4096, locked clock, H100,
+        -- 2026-11-26). O's rescale after a vote (kept from before).
+        t.softmax_under_pv, t.rescale_vote = v.shape == 128, true
       elseif path == "hopper" then
         -- Two warpgroups of 64 query rows, each S = Q·Kᵀ a wgmma
         -- m64n(wg_block_n)k16 from the tiles and O += P·V a wgmma
@@ -319,6 +324,15 @@ space.families = {
         -- lost 2-6 % (h64, h128 causal, and h160 when it had 3), so those
         -- share one.
         t.split_kv = t.stages == 2
+        -- The softmax under the step before's P·V (wait_rescale, after O's
+        -- rescale vote) past head dim 128: h256 none / causal 2.545 / 1.406 ->
+        -- 2.420 / 1.347 M cycles. At h128 and h64 the vote alone cost more
+        -- (h128 none 1.383 -> 1.450 M, causal 0.774 -> 0.800 M, h64 none
+        -- 0.989 -> 1.074 M) than the overlap gave back (h128 none 1.415 M
+        -- with both), so those keep neither (bf16, seq 4096, locked clock,
+        -- H100, 2026-11-26).
+        t.softmax_under_pv = v.shape > 128
+        t.rescale_vote = t.softmax_under_pv
         t.smem = (q_rows + 2 * t.stages * t.wg_block_n) * dp * v.dtype.bytes + 8 * (2 + (t.split_kv and 4 or 2) * t.stages) + 1024
         assert(t.smem <= limits[v.arch.cc], v.name .. ": the wgmma tiles past the shared memory")
       end
