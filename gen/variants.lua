@@ -327,8 +327,8 @@ space.families = {
         -- The softmax under the step before's P·V (wait_rescale, after O's
         -- rescale vote) past head dim 128: h256 none / causal 2.545 / 1.406 ->
         -- 2.420 / 1.347 M cycles. At h128 and h64 the vote alone cost more
-        -- (h128 none 1.383 -> 1.450 M, causal 0.774 -> 0.800 M, h64 none
-        -- 0.989 -> 1.074 M) than the overlap gave back (h128 none 1.415 M
+        -- (h128 none 1.383 -> 1.451 M, causal 0.774 -> 0.800 M, h64 none
+        -- 0.988 -> 1.074 M) than the overlap gave back (h128 none 1.415 M
         -- with both), so those keep neither (bf16, seq 4096, locked clock,
         -- H100, 2026-11-26).
         t.softmax_under_pv = v.shape > 128
