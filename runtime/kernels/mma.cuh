@@ -2,8 +2,8 @@
  * mma.cuh: the tensor-core instructions of the mma.sync paths: m16n8k16 with
  * f32 accumulators (sm_80 on), the same tile as two m16n8k8 (sm_75, f16),
  * m16n8k32 on FP8 (sm_89 on), ldmatrix (plain and transposed, sm_75 on),
- * stmatrix (sm_90), and the 16-byte shared-memory fills: cp.async with zero fill (sm_80 on) or
- * plain loads (sm_75).
+ * stmatrix (sm_90), and the 16-byte shared-memory fills: cp.async with
+ * zero fill (sm_80 on) or plain loads (sm_75).
  *
  * Fragment layouts (lane = 4·g + t):
  *   A 16×16: a0 (row g, cols 2t, 2t+1), a1 (row g+8, same), a2 (row g, cols 2t+8, 2t+9), a3 (row g+8, same)
