@@ -13,6 +13,9 @@
 extern "C" {
 #endif
 
+/* The current device's compute capability and SM count. A KILN_VARIANT
+ * that names no variant fails it first (VARIANT_NOT_FOUND), so every entry
+ * point reports that before any CUDA call, as elementwise always did. */
 kiln_status kiln_current_device_caps(kiln_device_caps *caps);
 
 /* The variant the calling thread forces (kiln_force_variant, else

@@ -475,7 +475,8 @@ kiln_status kiln_variant_resources(int index, int *registers, int *static_smem_b
  * forced op that the variant does not match (dtype, activation) fails with
  * KILN_STATUS_NOT_SUPPORTED instead of falling back. The environment variable
  * KILN_VARIANT, read at the first call, forces a variant for every thread
- * that has not forced one of its own. */
+ * that has not forced one of its own; one that names no variant fails every
+ * such call with KILN_STATUS_VARIANT_NOT_FOUND, before any CUDA call. */
 kiln_status kiln_force_variant(const char *name);
 
 /* The name of the variant the calling thread's last successful call ran. */

@@ -150,8 +150,12 @@ const char *kiln_last_variant(void) { return last_variant; }
 static int caps_cc[KILN_MAX_DEVICES];
 static int caps_sms[KILN_MAX_DEVICES];
 
+static kiln_status check_forced(void);
+
 kiln_status kiln_current_device_caps(kiln_device_caps *caps)
 {
+    kiln_status st = check_forced();
+    if (st != KILN_STATUS_SUCCESS) return st;
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
     if (e != cudaSuccess)
@@ -288,10 +292,9 @@ const kiln_variant *kiln_choose(const kiln_variant_key *key, const kiln_device_c
 
 kiln_status kiln_dispatch(const kiln_variant_key *key, const void *args, kiln_stream stream)
 {
-    kiln_status st = check_forced();
-    if (st != KILN_STATUS_SUCCESS) return st;
     kiln_device_caps caps;
-    if ((st = kiln_current_device_caps(&caps)) != KILN_STATUS_SUCCESS) return st;
+    kiln_status st = kiln_current_device_caps(&caps);
+    if (st != KILN_STATUS_SUCCESS) return st;
     const kiln_variant *v = pick(key, &caps, &st);
     if (v == NULL) return st;
     return kiln_run(v, args, stream);

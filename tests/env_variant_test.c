@@ -3,7 +3,9 @@
  * for every thread; a name not in the table fails the call with
  * KILN_STATUS_VARIANT_NOT_FOUND naming the variable, before any CUDA call, and
  * kiln_force_variant(NULL) does not lift it (only a thread's own forcing
- * overrides it). Run with KILN_VARIANT=no_such_variant (tests/BUILD sets it).
+ * overrides it). Every family says so before it asks for the device, so on
+ * a machine without a GPU too. Run with KILN_VARIANT=no_such_variant
+ * (tests/BUILD sets it).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,7 +16,7 @@
 
 int main(void)
 {
-    tap_plan(3);
+    tap_plan(5);
     const char *env = getenv("KILN_VARIANT");
     if (env == NULL || strcmp(env, "no_such_variant") != 0) tap_bail("run me with KILN_VARIANT=no_such_variant");
     void *x = (void *)(uintptr_t)0x1000000, *y = (void *)(uintptr_t)0x2000000;
@@ -24,6 +26,16 @@ int main(void)
     kiln_force_variant(NULL);
     st = kiln_gated_fwd(KILN_DTYPE_F16, KILN_ACT_SILU, 64, x, y, (char *)y + 4096, NULL);
     tap_ok(st == KILN_STATUS_VARIANT_NOT_FOUND, "it holds for every op and after kiln_force_variant(NULL)");
+    /* Attention and linear ask for the device's SM count before they pick
+     * a variant: the unknown name still comes first. */
+    const kiln_attention_params ap = {1, 16, 16, 1, 1, 64, x, x, x, y, {1024, 64, 64}, {1024, 64, 64}, {1024, 64, 64},
+                                      {1024, 64, 64}, 0.125f, 0, -1, -1, NULL, NULL, NULL};
+    st = kiln_attention_fwd(KILN_DTYPE_F16, &ap, NULL);
+    tap_ok(st == KILN_STATUS_VARIANT_NOT_FOUND, "attention: VARIANT_NOT_FOUND (%s)", kiln_status_string(st));
+    const kiln_linear_params lp = {4, 64, 64, x, 0, (char *)x + 4096, 0, NULL, NULL, 0, NULL, NULL, 0, y, 0,
+                                   KILN_ACT_NONE, NULL, 0, KILN_SCALING_NONE, NULL, NULL, NULL};
+    st = kiln_linear_fwd(KILN_DTYPE_F16, KILN_DTYPE_F16, &lp, NULL);
+    tap_ok(st == KILN_STATUS_VARIANT_NOT_FOUND, "linear: VARIANT_NOT_FOUND (%s)", kiln_status_string(st));
     /* The table's first variant is elementwise_fwd none f32: forced for an f16
      * relu call it must be refused (no launch), or, without a GPU, the call
      * stops at the device; either way KILN_VARIANT no longer decides. */
