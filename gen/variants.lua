@@ -270,9 +270,16 @@ space.families = {
         t.mma_smem = (block_m + 2 * t.block_n) * dp * v.dtype.bytes
         local dq = (v.shape + 127) // 128 * 128
         local stage = 2 * 128 * dq + v.shape * 128
-        t.stages = math.min(4, (limits[v.arch.cc] - 1024 - 8 * 13 - block_m * dq) // stage)
+        t.stages = math.min(4, (limits[v.arch.cc] - 1024 - 8 * 25 - block_m * dq) // stage)
         t.threads = 384
-        t.smem = block_m * dq + t.stages * stage + 8 * (1 + 3 * t.stages) + 1024
+        -- split_kv: K, V and Vᵀ on barriers of their own (each slot free as
+        -- soon as its tile is read) at h64 and h256: none / causal 2.514 /
+        -- 1.396 -> 2.179 / 1.242 M cycles at h256 (two stages), h64 none
+        -- 1.214 -> 1.172 M; h128 1.304 / 0.772 -> 1.353 / 0.797 M, so it
+        -- keeps a barrier for the whole slot (seq 4096, locked clock, H100,
+        -- 2026-11-27).
+        t.split_kv = v.shape ~= 128
+        t.smem = block_m * dq + t.stages * stage + 8 * (1 + (t.split_kv and 6 or 3) * t.stages) + 1024
         assert(t.stages >= 2 and t.smem <= limits[v.arch.cc], v.name .. ": the FP8 tiles past the shared memory")
         -- The softmax under the step before's P·V (wait_rescale) at h128 only:
         -- no mask 1.351 -> 1.296 M cycles, causal 0.796 -> 0.769 M; h64 1.151
