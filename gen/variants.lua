@@ -340,6 +340,16 @@ space.families = {
         -- H100, 2026-11-26).
         t.softmax_under_pv = v.shape > 128
         t.rescale_vote = t.softmax_under_pv
+        -- exp_fma: in blocks of two consumer warpgroups at head dims up to
+        -- 64, one exponential of eight on the FMA pipe (exp2_fma), where the
+        -- special-function unit is the busier: h64 causal 0.630 -> 0.615 M
+        -- cycles (seq 1024 0.234 -> 0.230), h32 causal 0.573 -> 0.563, varlen
+        -- h64 none / causal 1.297 / 0.802 -> 1.281 / 0.791. More lost (h64
+        -- causal two of eight 0.649 M), and so did three warpgroups (h64 none
+        -- 0.987 -> 1.030), head dims past 64 (h128 none 1.398 -> 1.445 M) and
+        -- the e4m3 kernel (h128 none 1.304 -> 1.338 M; bf16 and e4m3, seq
+        -- 4096, locked clock, H100, 2026-11-27).
+        t.exp_fma = dp == 64 and 1 or 0
         t.smem = (q_rows + 2 * t.stages * t.wg_block_n) * dp * v.dtype.bytes + 8 * (2 + (t.split_kv and 4 or 2) * t.stages) + 1024
         assert(t.smem <= limits[v.arch.cc], v.name .. ": the wgmma tiles past the shared memory")
       end
