@@ -262,15 +262,19 @@ space.families = {
       -- The mma kernels' block, beside the main kernel's where they differ.
       t.mma_threads, t.mma_smem = t.threads, t.smem
       if v.dtype.fp8 then
-        -- "hopper_fp8": the warp-specialized kernel on FP8 wgmma, 128-key
-        -- steps (Traits::block_n is the walk's key block), Q's and K's rows
-        -- in whole 128-byte swizzle rows, each stage K, V as loaded and Vᵀ
-        -- (head dim rows of 128 keys); as many stages as fit, up to 4.
+        -- "hopper_fp8": the warp-specialized persistent kernel on FP8 wgmma
+        -- (persistent: h128 causal 0.771 -> 0.732 M cycles, h256 none / causal
+        -- 2.174 / 1.240 -> 2.086 / 1.135, h64 none 1.171 -> 1.106, h128 none
+        -- seq 4096 / 1024 1.302 / 0.423 -> 1.293 / 0.393; locked clock, H100,
+        -- 2026-11-27), 128-key steps (Traits::block_n is the walk's key
+        -- block), Q's and K's rows in whole 128-byte swizzle rows, each stage
+        -- K, V as loaded and Vᵀ (head dim rows of 128 keys); as many stages
+        -- as fit, up to 4.
         t.path, t.block_n, t.decode_stages = "hopper_fp8", 128, 0
         t.mma_smem = (block_m + 2 * t.block_n) * dp * v.dtype.bytes
         local dq = (v.shape + 127) // 128 * 128
         local stage = 2 * 128 * dq + v.shape * 128
-        t.stages = math.min(4, (limits[v.arch.cc] - 1024 - 8 * 25 - block_m * dq) // stage)
+        t.stages = math.min(4, (limits[v.arch.cc] - 1024 - 8 * 26 - block_m * dq) // stage)
         t.threads = 384
         -- split_kv: K, V and Vᵀ on barriers of their own (each slot free as
         -- soon as its tile is read) at h64 and h256: none / causal 2.514 /
@@ -279,7 +283,7 @@ space.families = {
         -- keeps a barrier for the whole slot (seq 4096, locked clock, H100,
         -- 2026-11-27).
         t.split_kv = v.shape ~= 128
-        t.smem = block_m * dq + t.stages * stage + 8 * (1 + (t.split_kv and 6 or 3) * t.stages) + 1024
+        t.smem = block_m * dq + t.stages * stage + 8 * (2 + (t.split_kv and 6 or 3) * t.stages) + 1024
         assert(t.stages >= 2 and t.smem <= limits[v.arch.cc], v.name .. ": the FP8 tiles past the shared memory")
         -- The softmax under the step before's P·V (wait_rescale) at h128 only:
         -- no mask 1.351 -> 1.296 M cycles, causal 0.796 -> 0.769 M; h64 1.151
