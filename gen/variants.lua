@@ -274,6 +274,7 @@ space.families = {
         t.mma_smem = (block_m + 2 * t.block_n) * dp * v.dtype.bytes
         local dq = (v.shape + 127) // 128 * 128
         local stage = 2 * 128 * dq + v.shape * 128
+        -- 8 · 26 bytes: the most barriers a block has (split_kv's at 4 stages).
         t.stages = math.min(4, (limits[v.arch.cc] - 1024 - 8 * 26 - block_m * dq) // stage)
         t.threads = 384
         -- split_kv: K, V and Vᵀ on barriers of their own (each slot free as

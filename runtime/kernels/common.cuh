@@ -33,20 +33,22 @@ __device__ __forceinline__ float exp2_approx(float x)
     return y;
 }
 
-/* 2^x on the FMA pipe, for x up to 128, where the special-function unit
+/* 2^x on the FMA pipe, for x below 127, where the special-function unit
  * (ex2, a quarter of the FMA pipe's rate) is the busier one: x = j + f with
  * j an integer (rounded to nearest by adding 1.5·2^23, 127 more so that the
  * low bits hold j + 127, 2^j's exponent field) and f in [-0.5, 0.5]; 2^f by a
- * cubic (relative error under 7.5e-5), times 2^j by its bits. x under -127
- * (-Inf included) gives 0, as ex2.approx.ftz does. */
+ * cubic (relative error under 7.5e-5), times 2^j by its bits. x at -126.5
+ * and under (-Inf included) gives 0, as ex2.approx.ftz does below -126; NaN
+ * stays NaN (max.NaN keeps it). */
 __device__ __forceinline__ float exp2_fma(float x)
 {
     constexpr float kShift = 12583039.0f; /* 1.5·2^23 + 127 */
-    const float xc = fmaxf(x, -127.0f);
+    float xc;
+    asm("max.NaN.f32 %0, %1, 0fC2FE0000;" : "=f"(xc) : "f"(x)); /* max(x, -127) */
     const float t = xc + kShift;
     const float f = xc - (t - kShift);
     const float p = fmaf(fmaf(fmaf(0.05517146f, f, 0.24261086f), f, 0.69326097f), f, 0.99992812f);
-    return p * __int_as_float(__float_as_int(t) << 23); /* 2^j: 0 for j = -127, the shift drops t's own exponent */
+    return p * __uint_as_float(__float_as_uint(t) << 23); /* 2^j: 0 for j = -127, the shift drops t's own exponent */
 }
 
 /* V elements of T in one 16-byte (or smaller, for V = 1) aligned access. */
