@@ -129,6 +129,24 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
     } while (!done);
 }
 
+/* Waits for two phases at once: both barriers polled in one round, so a
+ * consumer whose tiles have both landed pays one poll's latency, not two
+ * (the e4m3 attention kernel's K and Vᵀ: 1 % of its cycles at h128 and
+ * h256; the bf16 kernel's K and V at h160 - h256 gained nothing, H100,
+ * 2026-11-27). */
+__device__ __forceinline__ void mbar_wait2(unsigned bar0, unsigned parity0, unsigned bar1, unsigned parity1)
+{
+    unsigned done;
+    do {
+        asm volatile("{\n .reg .pred p, q;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     " mbarrier.try_wait.parity.shared::cta.b64 q, [%3], %4;\n"
+                     " and.pred p, p, q;\n selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar0), "r"(parity0), "r"(bar1), "r"(parity1)
+                     : "memory");
+    } while (!done);
+}
+
 /* The box at (col, row) of `map` into shared memory at dst (on 1024 bytes
  * for the 128-byte swizzle), completing bytes on barrier `bar`. */
 __device__ __forceinline__ void tma_load_2d(unsigned dst, const CUtensorMap *map, int col, int row, unsigned bar)
