@@ -345,6 +345,12 @@ space.families = {
         -- H100, 2026-11-26).
         t.softmax_under_pv = v.shape > 128
         t.rescale_vote = t.softmax_under_pv
+        -- With the running max's slack (softmax_step), the vote also pays in
+        -- h64's blocks of three consumer warpgroups (no mask): 0.988 -> 0.969 M
+        -- cycles; h32's lost 2 % (0.853 -> 0.870 M), two warpgroups under a
+        -- mask at h64 too (0.612 -> 0.625 M), h128 1 - 1.5 % (seq 4096, locked
+        -- clock, H100, 2026-11-27).
+        t.rescale_vote3 = v.shape == 64
         -- exp_fma: in blocks of two consumer warpgroups at head dims up to
         -- 64, one exponential of eight on the FMA pipe (exp2_fma), where the
         -- special-function unit is the busier: h64 causal 0.630 -> 0.615 M
