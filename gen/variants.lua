@@ -266,14 +266,18 @@ space.families = {
         -- (persistent: h128 causal 0.771 -> 0.732 M cycles, h256 none / causal
         -- 2.174 / 1.240 -> 2.086 / 1.135, h64 none 1.171 -> 1.106, h128 none
         -- seq 4096 / 1024 1.302 / 0.423 -> 1.293 / 0.393; locked clock, H100,
-        -- 2026-11-27), 128-key steps (Traits::block_n is the walk's key
+        -- 2026-11-27), key steps of block_n (Traits::block_n, the walk's key
         -- block), Q's and K's rows in whole 128-byte swizzle rows, each stage
-        -- K, V as loaded and Vᵀ (head dim rows of 128 keys); as many stages
-        -- as fit, up to 4.
-        t.path, t.block_n, t.decode_stages = "hopper_fp8", 128, 0
+        -- K, V as loaded and Vᵀ (head dim rows of the step's keys in 128-key
+        -- blocks); as many stages as fit, up to 4. 256 keys at h64 (two
+        -- stages, split_kv): none / causal 1.201 / 0.679 -> 1.074 / 0.631 M
+        -- cycles (192: 1.156 / 0.654); at h128, where S of 256 keys passes
+        -- the registers, 192 keys (two stages) 1.228 / 0.699 -> 1.297 / 0.743
+        -- M, so 128 (seq 4096, locked clock, H100, 2026-11-27).
+        t.path, t.block_n, t.decode_stages = "hopper_fp8", v.shape == 64 and 256 or 128, 0
         t.mma_smem = (block_m + 2 * t.block_n) * dp * v.dtype.bytes
         local dq = (v.shape + 127) // 128 * 128
-        local stage = 2 * 128 * dq + v.shape * 128
+        local stage = 2 * t.block_n * dq + v.shape * 128 * ((t.block_n + 127) // 128)
         -- 8 · 26 bytes: the most barriers a block has (split_kv's at 4 stages).
         t.stages = math.min(4, (limits[v.arch.cc] - 1024 - 8 * 26 - block_m * dq) // stage)
         t.threads = 384
