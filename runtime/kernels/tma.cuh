@@ -116,35 +116,35 @@ __device__ __forceinline__ void mbar_arrive(unsigned bar)
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 
+/* Whether the phase of parity `parity` is complete (one poll: try_wait
+ * may suspend the thread a while before it answers no). */
+__device__ __forceinline__ unsigned mbar_try(unsigned bar, unsigned parity)
+{
+    unsigned done;
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 " selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
+    return done;
+}
+
 /* Waits until the phase of parity `parity` is complete. */
 __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
 {
-    unsigned done;
-    do {
-        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     " selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-    } while (!done);
+    while (!mbar_try(bar, parity)) {
+    }
 }
 
-/* Waits for two phases at once: both barriers polled in one round, so a
- * consumer whose tiles have both landed pays one poll's latency, not two
- * (the e4m3 attention kernel's K and Vᵀ: 1 % of its cycles at h128 and
- * h256; the bf16 kernel's K and V at h160 - h256 gained nothing, H100,
- * 2026-11-27). */
+/* Waits for two phases at once: both barriers polled in each round (`&`,
+ * not `&&`), so a consumer whose tiles have both landed pays one poll's
+ * latency, not two (the e4m3 attention kernel's K and Vᵀ: 1 % of its
+ * cycles at h128 and h256; the bf16 kernel's K and V at h160 - h256 gained
+ * nothing, H100, 2026-11-27). */
 __device__ __forceinline__ void mbar_wait2(unsigned bar0, unsigned parity0, unsigned bar1, unsigned parity1)
 {
-    unsigned done;
-    do {
-        asm volatile("{\n .reg .pred p, q;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     " mbarrier.try_wait.parity.shared::cta.b64 q, [%3], %4;\n"
-                     " and.pred p, p, q;\n selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar0), "r"(parity0), "r"(bar1), "r"(parity1)
-                     : "memory");
-    } while (!done);
+    while (!(mbar_try(bar0, parity0) & mbar_try(bar1, parity1))) {
+    }
 }
 
 /* The box at (col, row) of `map` into shared memory at dst (on 1024 bytes
