@@ -266,21 +266,27 @@ space.families = {
         -- (persistent: h128 causal 0.771 -> 0.732 M cycles, h256 none / causal
         -- 2.174 / 1.240 -> 2.086 / 1.135, h64 none 1.171 -> 1.106, h128 none
         -- seq 4096 / 1024 1.302 / 0.423 -> 1.293 / 0.393; locked clock, H100,
-        -- 2026-11-27), key steps of block_n (Traits::block_n, the walk's key
-        -- block), Q's and K's rows in whole 128-byte swizzle rows, each stage
-        -- K, V as loaded and Vᵀ (head dim rows of the step's keys in 128-key
-        -- blocks); as many stages as fit, up to 4. 256 keys at h64 (two
-        -- stages, split_kv): none / causal 1.201 / 0.679 -> 1.074 / 0.631 M
-        -- cycles (192: 1.156 / 0.654); at h128, where S of 256 keys passes
-        -- the registers, 192 keys (two stages) 1.228 / 0.699 -> 1.297 / 0.743
-        -- M, so 128 (seq 4096, locked clock, H100, 2026-11-27).
-        t.path, t.block_n, t.decode_stages = "hopper_fp8", v.shape == 64 and 256 or 128, 0
+        -- 2026-11-27), fp8_wgs consumer warpgroups of 64 query rows, key steps
+        -- of block_n (Traits::block_n, the walk's key block), Q's and K's rows
+        -- in whole 128-byte swizzle rows, each stage K, V as loaded and Vᵀ
+        -- (head dim rows of the step's keys in 128-key blocks); as many
+        -- stages as fit, up to 4. At h64 three warpgroups of 128-key steps
+        -- (as many registers as the three leave: 160 a thread): none / causal
+        -- 1.028 / 0.610 -> 0.898 / 0.609 M cycles against two of 256-key steps
+        -- (which took 1.201 / 0.679 -> 1.074 / 0.631 M against two of 128,
+        -- 192 keys 1.156 / 0.654). At h128 two of 128 keys: 256 keys pass the
+        -- registers, 192 keys (two stages) took 1.228 / 0.699 -> 1.297 / 0.743
+        -- M, three warpgroups of 96 keys 1.206 / 0.684 -> 1.159 / 0.725 M, of
+        -- 64 keys 1.288 / 0.818 M (seq 4096, locked clock, H100, 2026-11-27).
+        t.fp8_wgs = v.shape == 64 and 3 or 2
+        t.path, t.block_n, t.decode_stages = "hopper_fp8", 128, 0
         t.mma_smem = (block_m + 2 * t.block_n) * dp * v.dtype.bytes
         local dq = (v.shape + 127) // 128 * 128
+        local q_tile = 64 * t.fp8_wgs * dq
         local stage = 2 * t.block_n * dq + v.shape * 128 * ((t.block_n + 127) // 128)
         -- 8 · 26 bytes: the most barriers a block has (split_kv's at 4 stages).
-        t.stages = math.min(4, (limits[v.arch.cc] - 1024 - 8 * 26 - block_m * dq) // stage)
-        t.threads = 384
+        t.stages = math.min(4, (limits[v.arch.cc] - 1024 - 8 * 26 - q_tile) // stage)
+        t.threads = 128 * (1 + t.fp8_wgs)
         -- split_kv: K, V and Vᵀ on barriers of their own (each slot free as
         -- soon as its tile is read) at h64 and h256: none / causal 2.514 /
         -- 1.396 -> 2.179 / 1.242 M cycles at h256 (two stages), h64 none
@@ -288,7 +294,7 @@ space.families = {
         -- keeps a barrier for the whole slot (seq 4096, locked clock, H100,
         -- 2026-11-27).
         t.split_kv = v.shape ~= 128
-        t.smem = block_m * dq + t.stages * stage + 8 * (2 + (t.split_kv and 6 or 3) * t.stages) + 1024
+        t.smem = q_tile + t.stages * stage + 8 * (2 + (t.split_kv and 6 or 3) * t.stages) + 1024
         assert(t.stages >= 2 and t.smem <= limits[v.arch.cc], v.name .. ": the FP8 tiles past the shared memory")
         -- The softmax under the step before's P·V (wait_rescale) at h128 only:
         -- no mask 1.351 -> 1.296 M cycles, causal 0.796 -> 0.769 M; h64 1.151
