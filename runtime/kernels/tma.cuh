@@ -226,6 +226,15 @@ template <int N> __device__ __forceinline__ void regs_grow()
 {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
 }
+/* The producer warpgroup's budget in a block of one producer and CONSUMERS
+ * consumer warpgroups that grow to CONSUMER_REGS each: what they leave of
+ * the block's registers at launch (65536 / threads a thread, in steps of
+ * 8). An increase past what the others gave back would wait for ever. */
+template <int CONSUMERS, int CONSUMER_REGS> struct RegSplit {
+    static constexpr int launch_regs = 65536 / (128 * (1 + CONSUMERS)) / 8 * 8;
+    static constexpr int producer_regs = (1 + CONSUMERS) * launch_regs - CONSUMERS * CONSUMER_REGS;
+    static_assert(producer_regs >= 24 && producer_regs % 8 == 0, "setmaxnreg's registers fit the block's");
+};
 
 /* Barrier `id` (1 … 15; 0 is __syncthreads) among `threads` threads. */
 __device__ __forceinline__ void named_sync(int id, int threads)
