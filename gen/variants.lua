@@ -301,6 +301,11 @@ space.families = {
         -- -> 1.226 M, h256 2.405 -> 2.466 M (seq 4096, locked clock, H100,
         -- 2026-11-26). O's rescale after a vote (kept from before).
         t.softmax_under_pv, t.rescale_vote = v.shape == 128, true
+        -- edge_steps: the steps a tile masks worked out once (EdgeSteps), not
+        -- tile_edge's test each step: h128 none 1.194 -> 1.177 M cycles; at
+        -- h64 (three warpgroups at 160 registers) 0.881 -> 0.961 M (seq 4096,
+        -- locked clock, H100, 2026-11-27), so h64 keeps the test.
+        t.edge_steps = v.shape ~= 64
       elseif path == "hopper" then
         -- Two warpgroups of 64 query rows, each S = Q·Kᵀ a wgmma
         -- m64n(wg_block_n)k16 from the tiles and O += P·V a wgmma

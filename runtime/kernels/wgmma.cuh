@@ -29,6 +29,16 @@ __device__ __forceinline__ uint64_t wgmma_desc(unsigned s, unsigned lead, unsign
            (uint64_t)1 << 62;
 }
 
+/* The descriptor of the tile `bytes` past the one d describes, lead and
+ * stride the same: only the address field (bits 0 - 13, the address / 16)
+ * moves, and a shared address stays under 2^18, so the field never carries
+ * into the lead's bits; one 32-bit add on the low word, not wgmma_desc's
+ * mask, shift and or of a new address. */
+__device__ __forceinline__ uint64_t desc_at(uint64_t d, unsigned bytes)
+{
+    return (d & 0xFFFFFFFF00000000ull) | (uint32_t)((uint32_t)d + (bytes >> 4));
+}
+
 /* Registers written by ordinary instructions are ready for the next wgmma. */
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 /* The wgmmas issued since the last commit become one group. */
