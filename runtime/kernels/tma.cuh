@@ -147,6 +147,19 @@ __device__ __forceinline__ void mbar_wait2(unsigned bar0, unsigned parity0, unsi
     }
 }
 
+/* A consumer's place in a ring of STAGES slots, moved on a step at a time
+ * (no divisions in the loop): this step's slot and the parity its
+ * barriers are at, and the step before's, from `step` steps walked. */
+template <int STAGES> struct RingPos {
+    unsigned slot, phase, prev = 0, prev_phase = 0;
+    __device__ __forceinline__ explicit RingPos(unsigned step) : slot(step % STAGES), phase(step / STAGES & 1) {}
+    __device__ __forceinline__ void next()
+    {
+        prev = slot, prev_phase = phase;
+        if (++slot == STAGES) slot = 0, phase ^= 1;
+    }
+};
+
 /* The box at (col, row) of `map` into shared memory at dst (on 1024 bytes
  * for the 128-byte swizzle), completing bytes on barrier `bar`. */
 __device__ __forceinline__ void tma_load_2d(unsigned dst, const CUtensorMap *map, int col, int row, unsigned bar)
