@@ -266,27 +266,27 @@ space.families = {
         -- (persistent: h128 causal 0.771 -> 0.732 M cycles, h256 none / causal
         -- 2.174 / 1.240 -> 2.086 / 1.135, h64 none 1.171 -> 1.106, h128 none
         -- seq 4096 / 1024 1.302 / 0.423 -> 1.293 / 0.393; locked clock, H100,
-        -- 2026-11-27), fp8_wgs consumer warpgroups of 64 query rows, key steps
-        -- of block_n (Traits::block_n, the walk's key block), Q's and K's rows
+        -- 2026-11-27), fp8_wgs consumer warpgroups of 64 query rows for calls
+        -- without a mask and fp8_masked_wgs for masked ones, key steps of block_n (Traits::block_n, the walk's key block), Q's and K's rows
         -- in whole 128-byte swizzle rows, each stage K, V as loaded and Vᵀ
         -- (head dim rows of the step's keys in 128-key blocks); as many
         -- stages as fit, up to 4. At h64 three warpgroups of 128-key steps
         -- (as many registers as the three leave: 160 a thread): none / causal
         -- 1.028 / 0.610 -> 0.898 / 0.609 M cycles against two of 256-key steps
         -- (which took 1.201 / 0.679 -> 1.074 / 0.631 M against two of 128,
-        -- 192 keys 1.156 / 0.654). At h128 two of 128 keys: 256 keys pass the
-        -- registers, 192 keys (two stages) took 1.228 / 0.699 -> 1.297 / 0.743
-        -- M, three warpgroups of 96 keys 1.206 / 0.684 -> 1.159 / 0.725 M, of
-        -- 64 keys 1.288 / 0.818 M (seq 4096, locked clock, H100, 2026-11-27).
-        t.fp8_wgs = v.shape == 64 and 3 or 2
+        -- 192 keys 1.156 / 0.654). At h128 two of 128 keys at first: 256 keys
+        -- pass the registers, 192 keys (two stages) took 1.228 / 0.699 ->
+        -- 1.297 / 0.743 M, three warpgroups of 96 keys 1.206 / 0.684 -> 1.159
+        -- / 0.725 M, of 64 keys 1.288 / 0.818 M. Now three of 128 keys with P
+        -- through shared memory (p_smem: S and O leave no registers for P at
+        -- 160) for calls without a mask, 1.189 -> 1.129 M, two for masked
+        -- ones (three took causal 0.670 -> 0.737 M) (seq 4096, locked clock,
+        -- H100, 2026-11-27).
+        t.fp8_wgs = v.shape <= 128 and 3 or 2
+        t.fp8_masked_wgs = v.shape == 64 and 3 or 2
+        t.p_smem = v.shape == 128
         t.path, t.block_n, t.decode_stages = "hopper_fp8", 128, 0
         t.mma_smem = (block_m + 2 * t.block_n) * dp * v.dtype.bytes
-        local dq = (v.shape + 127) // 128 * 128
-        local q_tile = 64 * t.fp8_wgs * dq
-        local stage = 2 * t.block_n * dq + v.shape * 128 * ((t.block_n + 127) // 128)
-        -- 8 · 26 bytes: the most barriers a block has (split_kv's at 4 stages).
-        t.stages = math.min(4, (limits[v.arch.cc] - 1024 - 8 * 26 - q_tile) // stage)
-        t.threads = 128 * (1 + t.fp8_wgs)
         -- split_kv: K, V and Vᵀ on barriers of their own (each slot free as
         -- soon as its tile is read) at h64 and h256: none / causal 2.514 /
         -- 1.396 -> 2.179 / 1.242 M cycles at h256 (two stages), h64 none
@@ -294,8 +294,23 @@ space.families = {
         -- keeps a barrier for the whole slot (seq 4096, locked clock, H100,
         -- 2026-11-27).
         t.split_kv = v.shape ~= 128
-        t.smem = q_tile + t.stages * stage + 8 * (2 + (t.split_kv and 6 or 3) * t.stages) + 1024
-        assert(t.stages >= 2 and t.smem <= limits[v.arch.cc], v.name .. ": the FP8 tiles past the shared memory")
+        -- Each block (F8Block: wgs consumer warpgroups) takes as many stages
+        -- as fit beside its Q tile and P tiles, up to 4; the variant's smem is
+        -- its larger block's.
+        local dq = (v.shape + 127) // 128 * 128
+        local stage = 2 * t.block_n * dq + v.shape * 128 * ((t.block_n + 127) // 128)
+        t.fp8_stages, t.smem = {}, 0
+        for _, wgs in ipairs({t.fp8_wgs, t.fp8_masked_wgs}) do
+          local q_tile = 64 * wgs * dq
+          local p_tiles = (t.p_smem and wgs == 3) and wgs * 64 * t.block_n or 0
+          -- 8 · 26 bytes: the most barriers a block has (split_kv's at 4 stages).
+          local stages = math.min(4, (limits[v.arch.cc] - 1024 - 8 * 26 - q_tile - p_tiles) // stage)
+          local smem = q_tile + stages * stage + p_tiles + 8 * (2 + (t.split_kv and 6 or 3) * stages) + 1024
+          assert(stages >= 2 and smem <= limits[v.arch.cc], v.name .. ": the FP8 tiles past the shared memory")
+          t.fp8_stages[wgs], t.smem = stages, math.max(t.smem, smem)
+        end
+        t.stages = t.fp8_stages[t.fp8_wgs]
+        t.threads = 128 * (1 + t.fp8_wgs)
         -- The softmax under the step before's P·V (wait_rescale) at h128 only:
         -- no mask 1.351 -> 1.296 M cycles, causal 0.796 -> 0.769 M; h64 1.151
         -- -> 1.226 M, h256 2.405 -> 2.466 M (seq 4096, locked clock, H100,
