@@ -321,6 +321,14 @@ space.families = {
         -- h64 (three warpgroups at 160 registers) 0.881 -> 0.961 M (seq 4096,
         -- locked clock, H100, 2026-11-27), so h64 keeps the test.
         t.edge_steps = v.shape ~= 64
+        -- uniform_cg: the consumer warpgroup's index from a shuffle of lane
+        -- 0's, so that ptxas keeps the descriptors of its Q (and P) rows on
+        -- the uniform datapath (19 fewer instructions a step at h128: no
+        -- R2UR): h128 none / causal 1.129 / 0.670 -> 1.098 / 0.663 M cycles,
+        -- h256 1.644 / 0.920 -> 1.641 / 0.918; h64 0.881 / 0.600 -> 0.891 /
+        -- 0.604 (and bf16's TMA kernel h64 / h128 none 0.974 / 1.369 -> 1.058
+        -- / 1.389), so not there (seq 4096, locked clock, H100, 2026-11-27).
+        t.uniform_cg = v.shape >= 128
       elseif path == "hopper" then
         -- Two warpgroups of 64 query rows, each S = Q·Kᵀ a wgmma
         -- m64n(wg_block_n)k16 from the tiles and O += P·V a wgmma
