@@ -267,7 +267,8 @@ space.families = {
         -- 2.174 / 1.240 -> 2.086 / 1.135, h64 none 1.171 -> 1.106, h128 none
         -- seq 4096 / 1024 1.302 / 0.423 -> 1.293 / 0.393; locked clock, H100,
         -- 2026-11-27), fp8_wgs consumer warpgroups of 64 query rows for calls
-        -- without a mask and fp8_masked_wgs for masked ones, key steps of block_n (Traits::block_n, the walk's key block), Q's and K's rows
+        -- without a mask and fp8_masked_wgs for masked ones, key steps of
+        -- block_n (Traits::block_n, the walk's key block), Q's and K's rows
         -- in whole 128-byte swizzle rows, each stage K, V as loaded and Vᵀ
         -- (head dim rows of the step's keys in 128-key blocks); as many
         -- stages as fit, up to 4. At h64 three warpgroups of 128-key steps
