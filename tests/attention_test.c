@@ -119,10 +119,12 @@ static const fp8_case fp8_cases[] = {
     /* More tiles than an H100's 132 SMs, so the persistent kernel's blocks
      * take several in turn: causal, GQA 6:1, tiles that see no key; no mask,
      * BHSD, a ragged head dim (O stored from the fragments); causal tiles of
-     * every length. */
+     * every length; no mask with the whole head dim (O by TMA store, the
+     * next tile's Q after it; the blocks of calls without a mask), GQA 6:1. */
     {{2, 300, 40, 48, 8, 0, 1, -1, -1, BSHD, {0}, {0}}, 1, 0, KILN_DTYPE_BF16, 0},
     {{3, 200, 333, 40, 40, 3, 0, -1, -1, BHSD, {0}, {0}}, 0, 1, KILN_DTYPE_F16, 0},
     {{1, 1000, 1000, 40, 40, 0, 1, -1, -1, BSHD, {0}, {0}}, 1, 1, KILN_DTYPE_BF16, 0},
+    {{2, 400, 300, 48, 8, 0, 0, -1, -1, BSHD, {0}, {0}}, 1, 1, KILN_DTYPE_BF16, 0},
 };
 
 /* e4m3 calls: the kernel rounds P (in [0, 1]) to e4m3 before P·V: 3
