@@ -395,7 +395,8 @@ static void run_case(const kiln_variant_info *v, const attn_case *c, const fp8_c
             const double de = isinf(r) ? (gl == r ? 0 : INFINITY) : fabs(gl - r) / (1 + fabs(r));
             if (!(de <= lse_err)) lse_err = de;
         }
-        ok = ok && lse_err <= (f ? (f->negative ? FP8_TOL_LSE_ONE_SIGN : FP8_TOL_LSE) : 1e-3) && (!c->split || dbuf_guards_intact(&ws));
+        const double lse_tol = f ? (f->negative ? FP8_TOL_LSE_ONE_SIGN : FP8_TOL_LSE) : 1e-3;
+        ok = ok && lse_err <= lse_tol && (!c->split || dbuf_guards_intact(&ws));
         free(hl);
     }
     if (c->split) dbuf_free(&ws);
