@@ -400,6 +400,12 @@ space.families = {
         -- the e4m3 kernel (h128 none 1.304 -> 1.338 M; bf16 and e4m3, seq
         -- 4096, locked clock, H100, 2026-11-27).
         t.exp_fma = dp == 64 and 1 or 0
+        -- imax3: each row's max by VIMNMX3 on the scores' bits (softmax_step's
+        -- IMAX3) at h128: none / causal 1.378 / 0.766 -> 1.357 / 0.762 M
+        -- cycles (two rounds); at h64 0.973 / 0.607 -> 0.980 / 0.615 and at
+        -- h256 2.298 / 1.257 -> 2.299 / 1.262 M it did not pay (seq 4096,
+        -- locked clock, H100, 2026-11-27).
+        t.imax3 = v.shape == 128
         t.smem = (q_rows + 2 * t.stages * t.wg_block_n) * dp * v.dtype.bytes + 8 * (2 + (t.split_kv and 4 or 2) * t.stages) + 1024
         assert(t.smem <= limits[v.arch.cc], v.name .. ": the wgmma tiles past the shared memory")
       end
