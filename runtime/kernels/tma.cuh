@@ -116,18 +116,29 @@ __device__ __forceinline__ void mbar_arrive(unsigned bar)
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 
+/* One poll of a barrier's phase of parity %2 (at shared address %1) by
+ * mbarrier.OP: %0 = 1 if it is complete. */
+#define KILN_MBAR_POLL(OP)                                                                                             \
+    "{\n .reg .pred p;\n mbarrier." OP ".parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+
 /* Whether the phase of parity `parity` is complete (one poll: try_wait
  * may suspend the thread a while before it answers no). */
 __device__ __forceinline__ unsigned mbar_try(unsigned bar, unsigned parity)
 {
     unsigned done;
-    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                 " selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
+    asm volatile(KILN_MBAR_POLL("try_wait") : "=r"(done) : "r"(bar), "r"(parity) : "memory");
     return done;
 }
+
+/* The same, answered at once (test_wait): for a poll issued early, its
+ * answer read later. */
+__device__ __forceinline__ unsigned mbar_test(unsigned bar, unsigned parity)
+{
+    unsigned done;
+    asm volatile(KILN_MBAR_POLL("test_wait") : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    return done;
+}
+#undef KILN_MBAR_POLL
 
 /* Waits until the phase of parity `parity` is complete. */
 __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
