@@ -315,7 +315,10 @@ space.families = {
         -- The softmax under the step before's P·V (wait_rescale) at h128 only:
         -- no mask 1.351 -> 1.296 M cycles, causal 0.796 -> 0.769 M; h64 1.151
         -- -> 1.226 M, h256 2.405 -> 2.466 M (seq 4096, locked clock, H100,
-        -- 2026-11-26). O's rescale after a vote (kept from before).
+        -- 2026-11-26). Since then only in the block with P in shared memory
+        -- (the template's wait_rescale): without it h128 none 1.069 -> 1.089 M
+        -- there, while the two-warpgroup block of masked calls gained, causal
+        -- 0.651 -> 0.636 M (H100, 2026-11-27). O's rescale after a vote.
         t.softmax_under_pv, t.rescale_vote = v.shape == 128, true
         -- edge_steps: the steps a tile masks worked out once (EdgeSteps), not
         -- tile_edge's test each step: h128 none 1.194 -> 1.177 M cycles; at
