@@ -158,7 +158,7 @@ __device__ __forceinline__ void mbar_wait2(unsigned bar0, unsigned parity0, unsi
     }
 }
 
-/* A consumer's place in a ring of STAGES slots, moved on a step at a time
+/* A warp's place in a ring of STAGES slots, moved on a step at a time
  * (no divisions in the loop): this step's slot and the parity its
  * barriers are at, and the step before's, from `step` steps walked. */
 template <int STAGES> struct RingPos {
