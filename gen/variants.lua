@@ -333,6 +333,13 @@ space.families = {
         -- 0.604 (and bf16's TMA kernel h64 / h128 none 0.974 / 1.369 -> 1.058
         -- / 1.389), so not there (seq 4096, locked clock, H100, 2026-11-27).
         t.uniform_cg = v.shape >= 128
+        -- held_desc: the descriptors' high word a value to ptxas (desc_held),
+        -- not a constant it writes again before each wgmma (12 fewer
+        -- instructions a step in the three-warpgroup block): h128 none 1.059
+        -- -> 1.054 M cycles, causal 0.635 -> 0.633; h64 none 0.842 -> 0.846,
+        -- h256 1.571 -> 1.578, so h128 only (seq 4096, locked clock, H100,
+        -- 2026-11-27).
+        t.held_desc = v.shape == 128
       elseif path == "hopper" then
         -- Two warpgroups of 64 query rows, each S = Q·Kᵀ a wgmma
         -- m64n(wg_block_n)k16 from the tiles and O += P·V a wgmma

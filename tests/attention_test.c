@@ -148,7 +148,11 @@ static const fp8_case fp8_cases[] = {
  * accumulates with reduced precision inside the tensor core (DeepSeek-V3
  * reports about 14 bits), and with outliers (inputs 20 to 50 times the rest)
  * the scores, and so the lse, are large; on the H100 the worst case (per-head
- * descales, outliers, MQA, causal) was 1.3e-3, past 16-bit calls' 1e-3. */
+ * descales, outliers, MQA, causal) was 1.3e-3, past 16-bit calls' 1e-3.
+ * What it drops grows with the head dim (the k steps S adds up): in 12 runs
+ * of fresh inputs (96 cases with outliers a head dim, H100, 2026-11-27) the
+ * largest were 1.3e-3 / 1.9e-3 / 2.8e-3 at 64 / 128 / 256, and one other run
+ * had 3.0e-3 at 256; so the bound is FP8_TOL_LSE · max(1, d / 128). */
 #define FP8_TOL_LSE 3e-3
 /* lse of the `negative` cases: every product in a score has the same sign,
  * so what the tensor core's accumulation drops no longer cancels; on the
@@ -395,7 +399,7 @@ static void run_case(const kiln_variant_info *v, const attn_case *c, const fp8_c
             const double de = isinf(r) ? (gl == r ? 0 : INFINITY) : fabs(gl - r) / (1 + fabs(r));
             if (!(de <= lse_err)) lse_err = de;
         }
-        const double lse_tol = f ? (f->negative ? FP8_TOL_LSE_ONE_SIGN : FP8_TOL_LSE) : 1e-3;
+        const double lse_tol = f ? (f->negative ? FP8_TOL_LSE_ONE_SIGN : FP8_TOL_LSE * (d > 128 ? d / 128.0 : 1)) : 1e-3;
         ok = ok && lse_err <= lse_tol && (!c->split || dbuf_guards_intact(&ws));
         free(hl);
     }

@@ -39,6 +39,17 @@ __device__ __forceinline__ uint64_t desc_at(uint64_t d, unsigned bytes)
     return (d & 0xFFFFFFFF00000000ull) | (uint32_t)((uint32_t)d + (bytes >> 4));
 }
 
+/* d, its high word (stride, swizzle) made a value ptxas cannot fold: as a
+ * known constant, ptxas writes it into the operand registers again before
+ * each wgmma (two UMOVs a wgmma); as a value it keeps it there. The value:
+ * %dynamic_smem_size >> 31, which is 0 (shared memory is under 2 GB). */
+__device__ __forceinline__ uint64_t desc_held(uint64_t d)
+{
+    unsigned z;
+    asm volatile("mov.u32 %0, %%dynamic_smem_size;\n" : "=r"(z));
+    return d | (uint64_t)(z >> 31) << 32;
+}
+
 /* Registers written by ordinary instructions are ready for the next wgmma. */
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 /* The wgmmas issued since the last commit become one group. */
