@@ -11,6 +11,11 @@ Arguments after `--` are the bench and its arguments.
 
     python3 bench/cycles.py --kernel attention_tma -- path/to/bench_attention --only prefill --hdim 256 --mask causal --iters 3
     python3 bench/cycles.py --kernel linear_kernel -- path/to/bench_linear --fp8 --only 8192x8192x8192 --iters 3
+
+--parts N also splits each kernel's launches, in launch order, into N equal
+runs and prints each run's median: where one kernel serves several cases in
+turn (bench_linear --fp8 runs the per-tensor, rowwise and block cases of a
+shape through the same kernels, `--parts 3`).
 """
 import argparse
 import csv
@@ -24,6 +29,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kernel", required=True, help="a regular expression a kernel's name must match")
     ap.add_argument("--ncu", default="ncu")
+    ap.add_argument("--parts", type=int, default=1, help="medians of N equal runs of each kernel's launches, in order")
     ap.add_argument("bench", nargs="+", help="after --: the bench and its arguments")
     args = ap.parse_args()
     cmd = [args.ncu, "--csv", "--metrics", "gpc__cycles_elapsed.max", "--kernel-name", "regex:" + args.kernel] + args.bench
@@ -42,6 +48,12 @@ def main():
     for name, v in by_kernel.items():
         print("%-90s launches %3d  median %12.0f  min %12.0f  max %12.0f cycles" %
               (name[:90], len(v), statistics.median(v), min(v), max(v)))
+        if args.parts > 1:
+            n = len(v) // args.parts
+            if n == 0 or len(v) % args.parts:
+                sys.exit("cycles.py: %d launches of %s do not split into %d equal runs" % (len(v), name, args.parts))
+            print("    medians of %d runs of %d launches: %s" %
+                  (args.parts, n, "  ".join("%.0f" % statistics.median(v[i * n:(i + 1) * n]) for i in range(args.parts))))
 
 
 if __name__ == "__main__":
