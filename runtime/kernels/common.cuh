@@ -100,6 +100,18 @@ inline unsigned int grid_for(int64_t work, int64_t per_block)
     return (unsigned int)b;
 }
 
+/* Blocks of a persistent kernel for `tiles` equal tiles on `sms` SMs: as
+ * few as still take the rounds that one block an SM would, so that every
+ * block walks the same number of tiles (4096 on 132 SMs: 128 blocks of 32,
+ * not 4 of 32 beside 128 of 31, which end with 128 SMs idle for a tile). */
+inline unsigned int persistent_grid(int64_t tiles, int64_t sms)
+{
+    if (tiles < 1) return 1;
+    if (sms < 1) sms = 1;
+    const int64_t rounds = (tiles + sms - 1) / sms;
+    return (unsigned int)((tiles + rounds - 1) / rounds);
+}
+
 /* After a launch: the launch's own error, as a status and a message. */
 inline kiln_status check_launch(const char *variant)
 {
