@@ -13,6 +13,19 @@ static int cmp_float(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* One sample of BENCH_BATCH runs, in ms a run, between events e0 and e1. */
+static float sample_ms(bench_run_fn run, void *ctx, int s, cudaEvent_t e0, cudaEvent_t e1)
+{
+    float ms;
+    CHECK(cudaEventRecord(e0, NULL));
+    for (int k = 0; k < BENCH_BATCH; k++) KCHECK(run(ctx, s * BENCH_BATCH + k));
+    CHECK(cudaEventRecord(e1, NULL));
+    CHECK(cudaEventSynchronize(e1));
+    CHECK(cudaGetLastError());
+    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    return ms / BENCH_BATCH;
+}
+
 float bench_time_ms(bench_run_fn run, void *ctx, int iters)
 {
     cudaEvent_t e0, e1;
@@ -21,21 +34,46 @@ float bench_time_ms(bench_run_fn run, void *ctx, int iters)
     for (int i = 0; i < 5; i++) KCHECK(run(ctx, i));
     float *ms = malloc(sizeof(float) * (size_t)iters);
     if (!ms) exit(1);
-    for (int s = 0; s < iters; s++) {
-        CHECK(cudaEventRecord(e0, NULL));
-        for (int k = 0; k < BENCH_BATCH; k++) KCHECK(run(ctx, s * BENCH_BATCH + k));
-        CHECK(cudaEventRecord(e1, NULL));
-        CHECK(cudaEventSynchronize(e1));
-        CHECK(cudaGetLastError());
-        CHECK(cudaEventElapsedTime(&ms[s], e0, e1));
-        ms[s] /= BENCH_BATCH;
-    }
+    for (int s = 0; s < iters; s++) ms[s] = sample_ms(run, ctx, s, e0, e1);
     qsort(ms, (size_t)iters, sizeof(float), cmp_float);
     const float med = ms[iters / 2];
     free(ms);
     CHECK(cudaEventDestroy(e0));
     CHECK(cudaEventDestroy(e1));
     return med;
+}
+
+double bench_time_pair_ms(bench_run_fn run_a, void *ctx_a, bench_run_fn run_b, void *ctx_b, int iters, float *ms_a,
+                          float *ms_b)
+{
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    for (int i = 0; i < 5; i++) KCHECK(run_a(ctx_a, i));
+    for (int i = 0; i < 5; i++) KCHECK(run_b(ctx_b, i));
+    float *a = malloc(sizeof(float) * 3 * (size_t)iters);
+    if (!a) exit(1);
+    float *b = a + iters, *r = b + iters;
+    for (int s = 0; s < iters; s++) {
+        if (s % 2 == 0) {
+            a[s] = sample_ms(run_a, ctx_a, s, e0, e1);
+            b[s] = sample_ms(run_b, ctx_b, s, e0, e1);
+        } else {
+            b[s] = sample_ms(run_b, ctx_b, s, e0, e1);
+            a[s] = sample_ms(run_a, ctx_a, s, e0, e1);
+        }
+        r[s] = b[s] / a[s];
+    }
+    qsort(a, (size_t)iters, sizeof(float), cmp_float);
+    qsort(b, (size_t)iters, sizeof(float), cmp_float);
+    qsort(r, (size_t)iters, sizeof(float), cmp_float);
+    *ms_a = a[iters / 2];
+    *ms_b = b[iters / 2];
+    const double ratio = r[iters / 2];
+    free(a);
+    CHECK(cudaEventDestroy(e0));
+    CHECK(cudaEventDestroy(e1));
+    return ratio;
 }
 
 typedef struct copy_ctx {

@@ -44,6 +44,15 @@ typedef kiln_status (*bench_run_fn)(void *ctx, int i);
 /* Median milliseconds of one run over `iters` samples. */
 float bench_time_ms(bench_run_fn run, void *ctx, int iters);
 
+/* Two calls timed in turn, for a ratio in one run: `iters` pairs of
+ * samples, A's and B's back to back (A first in even pairs, B first in odd
+ * ones), so both meet the same clock and temperature, which on an H100
+ * drift by several % between samples taken seconds apart. Sets each call's
+ * median ms and returns the median over pairs of ms_b / ms_a (A's speed as
+ * a multiple of B's). */
+double bench_time_pair_ms(bench_run_fn run_a, void *ctx_a, bench_run_fn run_b, void *ctx_b, int iters, float *ms_a,
+                          float *ms_b);
+
 /* Device-to-device cudaMemcpy of `bytes`, in GB/s counting read + write. */
 double bench_copy_ceiling(size_t bytes, int iters);
 

@@ -246,11 +246,12 @@ def bwd_attention_peers(lines, iters):
 def fp8_attention_peers(lines, prefill, iters):
     """kiln's e4m3 attention lines (e4m3 Q, K, V; bf16 O). PyTorch has no FP8
     attention (FA3's FP8 path is not in it), so the peer is kiln's own bf16
-    call of the same run (the line's bf16_TFLOPs), with SDPA's cuDNN backend
+    call of the same run (the line's bf16_TFLOPs; "in turn": the line's
+    in_turn_ratio, the two timed in alternation at a shared clock), with SDPA's cuDNN backend
     in bf16 on the same shape for context: the bf16 lines' figure where they
     measured that shape, else measured here."""
     from torch.nn.attention import SDPBackend
-    print(f"\n{'mask':8s} {'hdim':>5s} {'e4m3':>8s} {'bf16':>8s} {'e4m3/bf16':>10s} {'cudnn bf16':>11s} "
+    print(f"\n{'mask':8s} {'hdim':>5s} {'e4m3':>8s} {'bf16':>8s} {'e4m3/bf16':>10s} {'in turn':>8s} {'cudnn bf16':>11s} "
           f"{'e4m3/cudnn':>11s}   (TFLOP/s; kiln e4m3 -> bf16 O beside kiln bf16 and SDPA cuDNN bf16)")
     for line in lines:
         f = dict(kv.split("=", 1) for kv in line.split()[1:])
@@ -266,7 +267,8 @@ def fp8_attention_peers(lines, prefill, iters):
             del q, k, v
             torch.cuda.empty_cache()
         kiln, kiln16, cudnn = float(f["TFLOPs"]), float(f["bf16_TFLOPs"]), prefill[key]["cudnn"]
-        print(f"{f['mask']:8s} {d:5d} {kiln:8.1f} {kiln16:8.1f} {kiln / kiln16:10.2f} {cudnn:11.1f} "
+        print(f"{f['mask']:8s} {d:5d} {kiln:8.1f} {kiln16:8.1f} {kiln / kiln16:10.2f} "
+              f"{float(f.get('in_turn_ratio', 'nan')):8.2f} {cudnn:11.1f} "
               f"{kiln / cudnn:11.2f}")
         sys.stdout.flush()
 
