@@ -13,9 +13,12 @@
  * first two plain (no bias, no activation: the work of a plain
  * `torch._scaled_mm`), scales per tensor, rowwise and in blocks (1 × 128
  * of X, 128 × 128 of W), beside cuBLASLt's FP8 matmul with the same scales
- * (bench_case_fp8; a plain row's ratio is against cuBLASLt plain). Their
- * table rows name the scaling after the shape (/tensor, /row, /block);
- * their BENCH lines carry
+ * (bench_case_fp8; a plain row's ratio is against cuBLASLt plain), and
+ * then kiln and cuBLASLt's same work timed again in turn
+ * (bench_time_pair_ms: a sample of each back to back; the median of the
+ * pairs' ratios, `in_turn_vs_cublaslt=`, is their ratio at the clock both
+ * meet). Their table rows name the scaling after the shape (/tensor, /row,
+ * /block); their BENCH lines carry
  * dtype=e4m3 out=bf16 scaling=tensor|rowwise|block. Without an FP8
  * variant for this GPU, kiln's columns are nan (the reason on stderr).
  * Buffer sets rotate so the weights of one run are not in L2 from the last
@@ -478,6 +481,17 @@ static void bench_case_fp8(const lin_case *c, int scaling, int iters, int l2, cu
         }
         lt_tf[w] = flops / (bench_time_ms(run_lt_fp8, &r, iters) * 1e-3) / 1e12;
     }
+    /* kiln and cuBLASLt's same work (plain, or GELU_BIAS) again, in turn
+     * (bench_time_pair_ms): their ratio at the clock both meet, where the
+     * figures above let each run at the clock the power management gives it
+     * alone. */
+    double in_turn = NAN;
+    const int same = plain ? 1 : 0;
+    if (kst == KILN_STATUS_SUCCESS && r.pl.have[same] && !isnan(lt_tf[same])) {
+        float ms_kiln, ms_lt;
+        r.which = same;
+        in_turn = bench_time_pair_ms(run_kiln_fp8, &r, run_lt_fp8, &r, iters, &ms_kiln, &ms_lt);
+    }
     free(mine);
     lt_plan_destroy(&r.pl);
     char shape[64];
@@ -487,9 +501,9 @@ static void bench_case_fp8(const lin_case *c, int scaling, int iters, int l2, cu
            variant, ms, tf, lt_tf[0], lt_tf[1], tf / lt_tf[plain], err, lt_err);
     printf("BENCH op=linear act=%s m=%lld n=%lld k=%lld dtype=e4m3 out=bf16 scaling=%s variant=%s workspace=%zu "
            "sets=%d ms=%.5f TFLOPs=%.1f cublaslt_epilogue_TFLOPs=%.1f cublaslt_plain_TFLOPs=%.1f rel_err=%.2e "
-           "vs_cublaslt=%.2e\n",
+           "vs_cublaslt=%.2e in_turn_vs_cublaslt=%.3f\n",
            kiln_activation_name(c->act), (long long)c->m, (long long)c->n, (long long)c->k,
-           fp8_scaling_names[scaling], variant, ws_bytes, r.sets, ms, tf, lt_tf[0], lt_tf[1], err, lt_err);
+           fp8_scaling_names[scaling], variant, ws_bytes, r.sets, ms, tf, lt_tf[0], lt_tf[1], err, lt_err, in_turn);
     fflush(stdout);
     for (int st = 0; st < r.sets; st++) {
         for (int j = 0; j < 4; j++) CHECK(cudaFree(bufs[st][j]));
