@@ -13,6 +13,13 @@ static int cmp_float(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The median of n samples (sorts them in place). */
+static float median(float *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(float), cmp_float);
+    return v[n / 2];
+}
+
 /* One sample of BENCH_BATCH runs, in ms a run, between events e0 and e1. */
 static float sample_ms(bench_run_fn run, void *ctx, int s, cudaEvent_t e0, cudaEvent_t e1)
 {
@@ -35,8 +42,7 @@ float bench_time_ms(bench_run_fn run, void *ctx, int iters)
     float *ms = malloc(sizeof(float) * (size_t)iters);
     if (!ms) exit(1);
     for (int s = 0; s < iters; s++) ms[s] = sample_ms(run, ctx, s, e0, e1);
-    qsort(ms, (size_t)iters, sizeof(float), cmp_float);
-    const float med = ms[iters / 2];
+    const float med = median(ms, iters);
     free(ms);
     CHECK(cudaEventDestroy(e0));
     CHECK(cudaEventDestroy(e1));
@@ -64,12 +70,9 @@ double bench_time_pair_ms(bench_run_fn run_a, void *ctx_a, bench_run_fn run_b, v
         }
         r[s] = b[s] / a[s];
     }
-    qsort(a, (size_t)iters, sizeof(float), cmp_float);
-    qsort(b, (size_t)iters, sizeof(float), cmp_float);
-    qsort(r, (size_t)iters, sizeof(float), cmp_float);
-    *ms_a = a[iters / 2];
-    *ms_b = b[iters / 2];
-    const double ratio = r[iters / 2];
+    *ms_a = median(a, iters);
+    *ms_b = median(b, iters);
+    const double ratio = median(r, iters);
     free(a);
     CHECK(cudaEventDestroy(e0));
     CHECK(cudaEventDestroy(e1));
