@@ -27,9 +27,10 @@
  * each back to back, `--iters` pairs) and that ratio as the median over
  * the pairs (in_turn_ratio=): both then run at the same clock, where each
  * alone runs at the clock the power management gives it. Their BENCH
- * lines carry dtype=e4m3 out=bf16 and the bf16 figures (bf16_TFLOPs=). Without an e4m3 variant for this GPU (they are
- * sm_90a code) or in this build, the e4m3 figures are nan (the reason on
- * stderr). --f16 leaves them as they are.
+ * lines carry dtype=e4m3 out=bf16 and the bf16 figures (bf16_TFLOPs=).
+ * Without an e4m3 variant for this GPU (they are sm_90a code) or in this
+ * build, the e4m3 figures are nan (the reason on stderr). --f16 leaves
+ * them as they are.
  * Backward (--bwd, the same as --only bwd: these alone): kiln_attention_bwd
  * on prefill's shapes (bf16, or --f16; batch 4 × 16 heads at seq 4096), head
  * dims 64, 128 and 256 (or --hdim's), none and causal, the default

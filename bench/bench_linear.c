@@ -486,10 +486,9 @@ static void bench_case_fp8(const lin_case *c, int scaling, int iters, int l2, cu
      * figures above let each run at the clock the power management gives it
      * alone. */
     double in_turn = NAN;
-    const int same = plain ? 1 : 0;
-    if (kst == KILN_STATUS_SUCCESS && r.pl.have[same] && !isnan(lt_tf[same])) {
+    if (kst == KILN_STATUS_SUCCESS && r.pl.have[plain] && !isnan(lt_tf[plain])) { /* which 1: plain, 0: GELU_BIAS */
         float ms_kiln, ms_lt;
-        r.which = same;
+        r.which = plain;
         in_turn = bench_time_pair_ms(run_kiln_fp8, &r, run_lt_fp8, &r, iters, &ms_kiln, &ms_lt);
     }
     free(mine);
