@@ -11,7 +11,9 @@
  * output dtype (the input's, f32, the other 16-bit one); whole tiles into
  * y in the input's dtype with no residual (the epilogue's fast path), with
  * and without bias, and with rows of y only 4-byte aligned (sm_90a stages
- * whole tiles through shared memory only for 16-byte rows); more block
+ * whole tiles through shared memory only for 16-byte rows); whole tiles
+ * into the other 16-bit dtype and into f32 (sm_90a: an instance each of
+ * the kernel); more block
  * tiles than SMs (sm_90a's persistent blocks walk several). The gated op reads
  * its up projection from the second half of one fused [2n][k] weight in some
  * cases and from a tensor of its own in others. Outputs are poisoned before
@@ -106,6 +108,8 @@ static const linear_case cases[] = {
     {256, 256, 64, 8, 0, 0, 0, 0, 0},    /* the same with no bias, padded strides */
     {256, 512, 64, 2, 1, 0, 0, 0, 0},    /* whole tiles, rows of y 4-byte aligned only: by pairs, not staged */
     {1536, 3072, 8, 0, 1, 0, 0, 0, 0},   /* more tiles than SMs: persistent blocks walk several */
+    {512, 512, 192, 0, 1, 0, 2, 0, 0},   /* whole tiles into the other 16-bit dtype and into f32 (sm_90a: */
+    {512, 512, 192, 0, 0, 0, 1, 0, 0},   /* an instance each), with and without a bias */
 };
 
 static double *hbuf(int64_t n)
@@ -698,9 +702,16 @@ static const fp8_case fp8_cases[] = {
     {4099, 1000, 1, 16, 0, 0, 1, 1, 0, 1},    /* k 1; more tiles than SMs */
     /* More tiles than SMs with runs of four: persistent blocks walk several
      * tiles of a run and a last single stage (edge tiles between whole
-     * ones), and of two runs, whole tiles through the staged store. */
-    {1700, 1600, 520, 0, 0, 0, 1, 0, 0, 0, 0},
+     * ones), and of two runs, whole tiles through the staged store (the
+     * first without a bias: its bias-less epilogue where the kernel has
+     * one, the second with). */
+    {1700, 1600, 520, 0, 0, 0, 0, 0, 0, 0, 0},
     {1536, 1536, 768, 0, 1, 1, 1, 0, 0, 0, 0},
+    /* Whole tiles into f16 and f32 (sm_90a: an instance each), with and without a bias. */
+    {512, 640, 256, 0, 0, 1, 1, 0, 1, 0, 0},
+    {512, 640, 256, 0, 1, 0, 0, 0, 1, 1, 0},
+    {512, 640, 256, 0, 1, 1, 1, 0, 2, 0, 0},
+    {512, 640, 256, 0, 0, 0, 0, 0, 2, 1, 0},
     {4099, 64, 7, 0, 1, 1, 0, 0, 1, 1},
     {256, 256, 8192, 0, 0, 0, 0, 0, 2, 1},    /* accumulation: a plain GEMM into f32 */
     {200, 136, 8192, 16, 1, 1, 1, 1, 2, 0},   /* accumulation, rowwise, outliers, f32 */
