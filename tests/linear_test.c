@@ -108,8 +108,9 @@ static const linear_case cases[] = {
     {256, 256, 64, 8, 0, 0, 0, 0, 0},    /* the same with no bias, padded strides */
     {256, 512, 64, 2, 1, 0, 0, 0, 0},    /* whole tiles, rows of y 4-byte aligned only: by pairs, not staged */
     {1536, 3072, 8, 0, 1, 0, 0, 0, 0},   /* more tiles than SMs: persistent blocks walk several */
-    {512, 512, 192, 0, 1, 0, 2, 0, 0},   /* whole tiles into the other 16-bit dtype and into f32 (sm_90a: */
-    {512, 512, 192, 0, 0, 0, 1, 0, 0},   /* an instance each), with and without a bias */
+    /* Whole tiles into the other 16-bit dtype (bias) and into f32 (none): sm_90a's other instances. */
+    {512, 512, 192, 0, 1, 0, 2, 0, 0},
+    {512, 512, 192, 0, 0, 0, 1, 0, 0},
 };
 
 static double *hbuf(int64_t n)
