@@ -25,6 +25,11 @@
  * (bench_util.h: median of samples of back-to-back runs, events). Each kiln
  * case is checked against a double reference on four rows before it is
  * timed, and cuBLASLt's output against kiln's.
+ * Then other epilogues on 8192³ and 16384 × 4096 × 1024, bf16 in and e4m3
+ * in with per-tensor scales (--fp8: e4m3 alone, --no-fp8: bf16 alone): + bias + residual
+ * into bf16 beside cuBLASLt's BIAS epilogue with beta 1 and C = the
+ * residual, and plain into f32 beside cuBLASLt plain into f32, each with
+ * its in-turn ratio (bench_case_epi).
  * Last, on sm_90: the host's cost of a call (median CPU time of
  * kiln_linear_fwd on a small shape) as selected, then forced to the sm_90a
  * variant, which builds TMA tensor maps, and to the sm_90 one, which does
@@ -84,13 +89,12 @@ static void lt_plan_descs(lt_plan *pl)
     }
 }
 
-/* The epilogue of [0] (its bias pointer read from bias_slot, a pointer
+/* The epilogue of [0], epi (its bias pointer read from bias_slot, a pointer
  * variable), the layouts of W and X in ab and Y in cd, and each descriptor's
  * algorithm within ws_bytes. */
 static void lt_plan_finish(lt_plan *pl, cublasLtHandle_t lt, const lin_case *c, cudaDataType_t ab, cudaDataType_t cd,
-                           const void *bias_slot, size_t ws_bytes, const char *what)
+                           cublasLtEpilogue_t epi, const void *bias_slot, size_t ws_bytes, const char *what)
 {
-    const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_GELU_BIAS;
     LT_CHECK(cublasLtMatmulDescSetAttribute(pl->desc[0], CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
     LT_CHECK(cublasLtMatmulDescSetAttribute(pl->desc[0], CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias_slot, sizeof(void *)));
     LT_CHECK(cublasLtMatrixLayoutCreate(&pl->la, ab, (uint64_t)c->k, (uint64_t)c->n, c->k));
@@ -109,7 +113,8 @@ static void lt_plan_finish(lt_plan *pl, cublasLtHandle_t lt, const lin_case *c, 
         if (pl->have[w]) pl->algo[w] = h.algo;
         else
             fprintf(stderr, "cuBLASLt: no %s %s algorithm for %lld x %lld x %lld (status %d)\n", what,
-                    w ? "plain" : "GELU_BIAS", (long long)c->m, (long long)c->n, (long long)c->k, (int)st);
+                    w ? "plain" : epi == CUBLASLT_EPILOGUE_BIAS ? "BIAS" : "GELU_BIAS", (long long)c->m, (long long)c->n,
+                    (long long)c->k, (int)st);
     }
     LT_CHECK(cublasLtMatmulPreferenceDestroy(pref));
 }
@@ -159,7 +164,8 @@ static void lt_setup(run_ctx *r, const lin_case *c)
 {
     lt_plan_descs(&r->pl);
     lt_plan_finish(&r->pl, r->lt, c, r->dt == KILN_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F,
-                   r->dt == KILN_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F, &r->p[0].bias, r->lt_ws_bytes,
+                   r->dt == KILN_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F, CUBLASLT_EPILOGUE_GELU_BIAS, &r->p[0].bias,
+                   r->lt_ws_bytes,
                    kiln_dtype_name(r->dt));
     if (!r->pl.have[0] || !r->pl.have[1]) exit(1);
 }
@@ -326,7 +332,8 @@ static void lt_setup_fp8(fp8_ctx *r, const lin_case *c)
         LT_CHECK(cublasLtMatmulDescSetAttribute(r->pl.desc[w], CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode_b,
                                                 sizeof mode_b));
     }
-    lt_plan_finish(&r->pl, r->lt, c, CUDA_R_8F_E4M3, CUDA_R_16BF, &r->lt_bias[0], r->lt_ws_bytes,
+    lt_plan_finish(&r->pl, r->lt, c, CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLASLT_EPILOGUE_GELU_BIAS, &r->lt_bias[0],
+                   r->lt_ws_bytes,
                    r->scaling == FP8_BLOCK ? "FP8 block" : r->scaling == FP8_ROWWISE ? "FP8 rowwise" : "FP8 per-tensor");
 }
 
@@ -514,6 +521,207 @@ static void bench_case_fp8(const lin_case *c, int scaling, int iters, int l2, cu
     free(hx), free(hw), free(xs), free(ws), free(bias), free(bias16);
 }
 
+/* ---- Other epilogues: a residual, an f32 output ----
+ * bf16 in, or e4m3 with per-tensor scales (1/448 for X and W, the data as
+ * in the FP8 cases). "residual": y = X·Wᵀ + b + r into bf16 (r in bf16, y a
+ * buffer of its own), beside cuBLASLt's BIAS epilogue with beta 1 and C = r;
+ * "f32_out": plain into f32, beside cuBLASLt's plain matmul into an f32 D.
+ * Each timed alone, then the two in turn (bench_time_pair_ms); kiln checked
+ * on four rows against the double reference, cuBLASLt against kiln. */
+enum { EPI_RESIDUAL, EPI_F32 };
+static const char *const epi_names[2] = {"residual", "f32_out"};
+
+typedef struct epi_ctx {
+    kiln_dtype in, out;
+    int sets, kind;
+    kiln_linear_params p[MAX_SETS];
+    void *lt_bias[MAX_SETS]; /* set s's bias in bf16, for cuBLASLt */
+    cublasLtHandle_t lt;
+    lt_plan pl;
+    void *lt_ws;
+    size_t lt_ws_bytes;
+} epi_ctx;
+
+static kiln_status run_kiln_epi(void *ctx, int i)
+{
+    const epi_ctx *r = ctx;
+    return kiln_linear_fwd(r->in, r->out, &r->p[i % r->sets], NULL);
+}
+
+/* cuBLASLt: [0] BIAS with C = the residual and beta 1 (residual), [1] plain (f32_out). */
+static kiln_status run_lt_epi(void *ctx, int i)
+{
+    epi_ctx *r = ctx;
+    const int s = i % r->sets, res = r->kind == EPI_RESIDUAL;
+    const kiln_linear_params *p = &r->p[s];
+    const float one = 1.0f, beta = res ? 1.0f : 0.0f;
+    if (res)
+        LT_CHECK(cublasLtMatmulDescSetAttribute(r->pl.desc[0], CUBLASLT_MATMUL_DESC_BIAS_POINTER, &r->lt_bias[s],
+                                                sizeof r->lt_bias[s]));
+    const cublasStatus_t st =
+        cublasLtMatmul(r->lt, r->pl.desc[!res], &one, p->w, r->pl.la, p->x, r->pl.lb, &beta, res ? p->residual : p->y,
+                       r->pl.lc, p->y, r->pl.lc, &r->pl.algo[!res], r->lt_ws, r->lt_ws_bytes, NULL);
+    if (st != CUBLAS_STATUS_SUCCESS) fprintf(stderr, "cuBLASLt: cublasLtMatmul returned %d\n", (int)st);
+    return st == CUBLAS_STATUS_SUCCESS ? KILN_STATUS_SUCCESS : KILN_STATUS_CUDA_ERROR;
+}
+
+/* n inputs from the device as doubles: bf16, or e4m3 codes times 1/448. */
+static double *download_in(const void *dev, int64_t n, int fp8)
+{
+    if (!fp8) return bench_download(dev, n, KILN_DTYPE_BF16);
+    unsigned char *h = malloc((size_t)n);
+    double *d = malloc(sizeof(double) * (size_t)n);
+    if (!h || !d) {
+        fprintf(stderr, "bench_linear: out of host memory\n");
+        exit(1);
+    }
+    CHECK(cudaMemcpy(h, dev, (size_t)n, cudaMemcpyDeviceToHost));
+    for (int64_t i = 0; i < n; i++) d[i] = e4m3_to_f64(h[i]) / 448;
+    free(h);
+    return d;
+}
+
+static void bench_case_epi(const lin_case *c, kiln_dtype in, int kind, int iters, int l2, cublasLtHandle_t lt,
+                           void *lt_ws, size_t lt_ws_bytes)
+{
+    const int fp8 = in == KILN_DTYPE_E4M3, res = kind == EPI_RESIDUAL;
+    epi_ctx r = {0};
+    r.in = in, r.kind = kind, r.out = res ? KILN_DTYPE_BF16 : KILN_DTYPE_F32;
+    const size_t ies = fp8 ? 1 : 2, oes = bench_dtype_size(r.out);
+    const size_t set_bytes = (size_t)(c->m * c->k + c->n * c->k) * ies + (size_t)(c->m * c->n) * oes * (res ? 2 : 1);
+    r.sets = bench_sets_for(set_bytes, l2);
+    if (r.sets > MAX_SETS) r.sets = MAX_SETS;
+    float *scales = NULL; /* FP8: X's descale factor, W's 16 bytes on (cuBLASLt wants its pointers 16-byte aligned) */
+    if (fp8) {
+        const float sc[5] = {1.0f / 448, 0, 0, 0, 1.0f / 448};
+        CHECK(cudaMalloc((void **)&scales, sizeof sc));
+        CHECK(cudaMemcpy(scales, sc, sizeof sc, cudaMemcpyHostToDevice));
+    }
+    const int64_t most = c->m * c->k > c->n * c->k ? c->m * c->k : c->n * c->k;
+    unsigned char *codes = fp8 ? malloc((size_t)most) : NULL;
+    float *bias32 = fp8 ? malloc(sizeof(float) * (size_t)c->n) : NULL;
+    if (fp8 && (!codes || !bias32)) exit(1);
+    void *bufs[MAX_SETS][5] = {{0}}; /* x, w, kiln's bias (FP8: f32), residual, y */
+    for (int s = 0; s < r.sets; s++) {
+        const int64_t rows[2] = {c->m, c->n};
+        for (int j = 0; j < 2; j++) {
+            CHECK(cudaMalloc(&bufs[s][j], (size_t)(rows[j] * c->k) * ies));
+            if (fp8) {
+                fill_e4m3(codes, rows[j] * c->k, 1000u * (unsigned)s + (unsigned)j + 1);
+                CHECK(cudaMemcpy(bufs[s][j], codes, (size_t)(rows[j] * c->k), cudaMemcpyHostToDevice));
+            } else {
+                bench_fill_random(bufs[s][j], rows[j] * c->k, KILN_DTYPE_BF16, 1000u * (unsigned)s + (unsigned)j, -1,
+                                  1);
+            }
+        }
+        if (res) {
+            CHECK(cudaMalloc(&r.lt_bias[s], sizeof(uint16_t) * (size_t)c->n));
+            bench_fill_random(r.lt_bias[s], c->n, KILN_DTYPE_BF16, 1000u * (unsigned)s + 3, -1, 1);
+            if (fp8) {
+                double *b = bench_download(r.lt_bias[s], c->n, KILN_DTYPE_BF16);
+                for (int64_t j = 0; j < c->n; j++) bias32[j] = (float)b[j];
+                free(b);
+                CHECK(cudaMalloc(&bufs[s][2], sizeof(float) * (size_t)c->n));
+                CHECK(cudaMemcpy(bufs[s][2], bias32, sizeof(float) * (size_t)c->n, cudaMemcpyHostToDevice));
+            }
+            CHECK(cudaMalloc(&bufs[s][3], (size_t)(c->m * c->n) * 2));
+            bench_fill_random(bufs[s][3], c->m * c->n, KILN_DTYPE_BF16, 1000u * (unsigned)s + 4, -1, 1);
+        }
+        CHECK(cudaMalloc(&bufs[s][4], (size_t)(c->m * c->n) * oes));
+        const void *bias = res ? (fp8 ? bufs[s][2] : r.lt_bias[s]) : NULL;
+        kiln_linear_params p = {c->m, c->n, c->k, bufs[s][0], 0, bufs[s][1], 0, bias, NULL, 0, NULL, bufs[s][3], 0,
+                                bufs[s][4], 0, KILN_ACT_NONE, NULL, 0, fp8 ? KILN_SCALING_TENSOR : KILN_SCALING_NONE,
+                                fp8 ? scales : NULL, fp8 ? scales + 4 : NULL, NULL, NULL, NULL};
+        r.p[s] = p;
+    }
+    free(codes), free(bias32);
+    const double flops = 2.0 * c->m * c->n * c->k;
+    size_t ws_bytes = 0;
+    KCHECK(kiln_linear_fwd_workspace(in, r.out, &r.p[0], &ws_bytes));
+    if (ws_bytes) {
+        fprintf(stderr, "bench_linear: %lldx%lldx%lld asks for a split of k\n", (long long)c->m, (long long)c->n,
+                (long long)c->k);
+        exit(1);
+    }
+    KCHECK(run_kiln_epi(&r, 0));
+    CHECK(cudaDeviceSynchronize());
+    char variant[128];
+    snprintf(variant, sizeof variant, "%s", kiln_last_variant());
+    /* ‖y − ref‖/‖ref‖ over four rows of set 0. */
+    double num = 0, den = 0;
+    {
+        const kiln_linear_params *p = &r.p[0];
+        double *w = download_in(p->w, c->n * c->k, fp8);
+        double *b = res ? bench_download(r.lt_bias[0], c->n, KILN_DTYPE_BF16) : NULL;
+        double *ref = malloc(sizeof(double) * (size_t)c->n);
+        const int64_t rows[4] = {0, c->m / 3, c->m / 2, c->m - 1};
+        for (int i = 0; i < 4; i++) {
+            double *x = download_in((const char *)p->x + (size_t)(rows[i] * c->k) * ies, c->k, fp8);
+            double *rr = res ? bench_download((const char *)p->residual + (size_t)(rows[i] * c->n) * 2, c->n,
+                                              KILN_DTYPE_BF16)
+                             : NULL;
+            double *y = bench_download((const char *)p->y + (size_t)(rows[i] * c->n) * oes, c->n, r.out);
+            ref_linear_fwd(KILN_ACT_NONE, 1, c->n, c->k, x, c->k, w, c->k, b, NULL, 0, NULL, rr, c->n, ref, c->n);
+            for (int64_t j = 0; j < c->n; j++) {
+                num += (y[j] - ref[j]) * (y[j] - ref[j]);
+                den += ref[j] * ref[j];
+            }
+            free(x), free(rr), free(y);
+        }
+        free(w), free(b), free(ref);
+    }
+    const double err = isfinite(num) ? sqrt(num / den) : INFINITY;
+    const float ms = bench_time_ms(run_kiln_epi, &r, iters);
+    const double tf = flops / (ms * 1e-3) / 1e12;
+    /* cuBLASLt: FP8 scales per tensor, as kiln's. */
+    r.lt = lt, r.lt_ws = lt_ws, r.lt_ws_bytes = lt_ws_bytes;
+    lt_plan_descs(&r.pl);
+    if (fp8)
+        for (int w = 0; w < 2; w++) {
+            const float *ws_ptr = scales + 4;
+            LT_CHECK(cublasLtMatmulDescSetAttribute(r.pl.desc[w], CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &ws_ptr,
+                                                    sizeof ws_ptr));
+            LT_CHECK(cublasLtMatmulDescSetAttribute(r.pl.desc[w], CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scales,
+                                                    sizeof scales));
+        }
+    lt_plan_finish(&r.pl, lt, c, fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF, res ? CUDA_R_16BF : CUDA_R_32F,
+                   CUBLASLT_EPILOGUE_BIAS, &r.lt_bias[0], lt_ws_bytes, fp8 ? "FP8" : "bf16");
+    double lt_tf = NAN, lt_err = NAN, in_turn = NAN;
+    if (r.pl.have[!res]) {
+        const int64_t cmp = c->m * c->n > 1 << 22 ? 1 << 22 : c->m * c->n;
+        double *mine = bench_download(r.p[0].y, cmp, r.out);
+        if (run_lt_epi(&r, 0) == KILN_STATUS_SUCCESS) {
+            CHECK(cudaDeviceSynchronize());
+            double *theirs = bench_download(r.p[0].y, cmp, r.out);
+            lt_err = bench_rel_err(mine, theirs, cmp);
+            free(theirs);
+            lt_tf = flops / (bench_time_ms(run_lt_epi, &r, iters) * 1e-3) / 1e12;
+            float ms_kiln, ms_lt;
+            in_turn = bench_time_pair_ms(run_kiln_epi, &r, run_lt_epi, &r, iters, &ms_kiln, &ms_lt);
+        } else {
+            fprintf(stderr, "cuBLASLt: the %s %s matmul failed\n", fp8 ? "FP8" : "bf16", epi_names[kind]);
+        }
+        free(mine);
+    }
+    lt_plan_destroy(&r.pl);
+    char shape[64];
+    snprintf(shape, sizeof shape, "%lldx%lldx%lld/%s", (long long)c->m, (long long)c->n, (long long)c->k,
+             fp8 ? "e4m3" : "bf16");
+    printf("%-22s %-10s %-40s %9.4f %8.1f %10.1f %10s %8.2f %9.2e %9.2e\n", shape, epi_names[kind], variant, ms, tf,
+           lt_tf, "", tf / lt_tf, err, lt_err);
+    printf("BENCH op=linear epilogue=%s m=%lld n=%lld k=%lld dtype=%s out=%s variant=%s sets=%d ms=%.5f "
+           "TFLOPs=%.1f cublaslt_TFLOPs=%.1f rel_err=%.2e vs_cublaslt=%.2e in_turn_vs_cublaslt=%.3f\n",
+           epi_names[kind], (long long)c->m, (long long)c->n, (long long)c->k, kiln_dtype_name(in),
+           kiln_dtype_name(r.out), variant, r.sets, ms, tf, lt_tf, err, lt_err, in_turn);
+    fflush(stdout);
+    for (int s = 0; s < r.sets; s++) {
+        for (int j = 0; j < 5; j++)
+            if (bufs[s][j]) CHECK(cudaFree(bufs[s][j]));
+        if (r.lt_bias[s]) CHECK(cudaFree(r.lt_bias[s]));
+    }
+    if (scales) CHECK(cudaFree(scales));
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     const double x = *(const double *)a, y = *(const double *)b;
@@ -620,6 +828,14 @@ int main(int argc, char **argv)
     for (size_t i = 0; run8 && i < sizeof fp8_cases / sizeof fp8_cases[0]; i++)
         for (int scaling = FP8_TENSOR; scaling <= FP8_BLOCK && picked(&fp8_cases[i], only); scaling++)
             bench_case_fp8(&fp8_cases[i], scaling, iters, prop.l2CacheSize, lt, lt_ws, lt_ws_bytes);
+    const lin_case epi_cases[] = {{8192, 8192, 8192, 0, KILN_ACT_NONE}, {16384, 4096, 1024, 0, KILN_ACT_NONE}};
+    printf("Other epilogues (bf16, or e4m3 with per-tensor scales, in): + bias + residual into bf16, plain into f32; "
+           "cuBLASLt: BIAS with beta 1, plain\n");
+    for (size_t i = 0; i < sizeof epi_cases / sizeof epi_cases[0]; i++)
+        for (int fp8 = !run16; fp8 <= run8 && picked(&epi_cases[i], only); fp8++)
+            for (int kind = EPI_RESIDUAL; kind <= EPI_F32; kind++)
+                bench_case_epi(&epi_cases[i], fp8 ? KILN_DTYPE_E4M3 : KILN_DTYPE_BF16, kind, iters, prop.l2CacheSize, lt,
+                               lt_ws, lt_ws_bytes);
     if (prop.major == 9 && prop.minor == 0 && !only) {
         const double chosen = host_us(NULL), maps = host_us("linear_fwd_m128_gelu_tanh_bf16_sm90a"),
                      plain = host_us("linear_fwd_m128_gelu_tanh_bf16_sm90");

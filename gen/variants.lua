@@ -613,11 +613,11 @@ space.families = {
         local consumers = v.shape // 64
         local stage = (v.shape + b_rows) * 128
         local out_cols = block_n % 128 == 0 and 128 or block_n
-        -- Past the stages: a 64-row output buffer in 16 bits per consumer
-        -- warpgroup, a full and an empty barrier a stage, and 1 KB of slack
-        -- (TMA's 128-byte swizzle needs tiles on 1024 bytes). Stages: as many
-        -- as fit, at most 12.
-        local fixed = consumers * 64 * out_cols * 2 + 1024
+        -- Past the stages: a 64-row output buffer in 16 bits and a barrier
+        -- (the residual's loads into it) per consumer warpgroup, a full and
+        -- an empty barrier a stage, and 1 KB of slack (TMA's 128-byte swizzle
+        -- needs tiles on 1024 bytes). Stages: as many as fit, at most 12.
+        local fixed = consumers * (64 * out_cols * 2 + 8) + 1024
         local stages = math.min(12, (limits[v.arch.cc] - fixed) // (stage + 16))
         return { path = "hopper", block_m = v.shape, block_n = block_n, block_k = 128 // v.dtype.bytes,
                  stages = stages, min_blocks = 1, warps_m = 4 * consumers, warps_n = 1, threads = 128 * (1 + consumers),

@@ -380,10 +380,12 @@ kiln_status kiln_attention_bwd_workspace(kiln_dtype dtype, const kiln_attention_
  * in_dtype (X, the weights, the biases): f16 or bf16 (bf16 on sm_80 on);
  * out_dtype (Y, R): f16, bf16 or f32. The epilogue is f32: bias, activation,
  * gate product and residual, then one rounding to out_dtype. Speed: on
- * sm_90a, a call without residual and without a split of k whose y rows
- * are 16-byte aligned (y and ldy·size) stores its whole tiles through the
- * copy engine, in f16, bf16 or f32; other calls and the tiles at y's edges
- * store by pairs of elements, up to 3× slower at short k (docs/linear.md).
+ * sm_90a, a call without a split of k whose y rows are 16-byte aligned (y
+ * and ldy·size) stores its whole tiles through the copy engine, in f16,
+ * bf16 or f32 without a residual, and with one (its rows 16-byte aligned
+ * too) into bf16 for bf16 and FP8 inputs, f16 for f16; other calls and the
+ * tiles at y's edges store by pairs of elements, up to 3× slower at short
+ * k (docs/linear.md).
  * FP8 inputs (in_dtype e4m3 or e5m2: X and the weights; sm_89 or sm_90a
  * code): scaling says how (KILN_SCALING_TENSOR, _ROWWISE or _BLOCK), x_scale
  * and w_scale (and w_up_scale when gated; for a fused gate_up weight with
