@@ -13,7 +13,9 @@ each figure is the median of samples of 10 back-to-back calls, as in kiln's.
     python3 bench/peers.py --bench path/to/bench_linear --iters 10
 
 bench_linear's FP8 lines (dtype=e4m3) get torch._scaled_mm, per-tensor and
-rowwise, plain and with kiln's bias + gelu_tanh epilogue. bench_attention's
+rowwise, plain and with kiln's bias + gelu_tanh epilogue; its lines of other
+epilogues (epilogue=residual, f32_out) get no PyTorch peer: bench_linear sets
+cuBLASLt beside them. bench_attention's
 varlen lines get SDPA on nested (jagged) tensors of the same lengths, the
 form PyTorch takes variable lengths in; its FP8 lines (dtype=e4m3), which
 PyTorch has no FP8 attention to set beside, get kiln's own bf16 figure of the
@@ -314,6 +316,8 @@ def linear_peers(out, iters):
         f = dict(kv.split("=", 1) for kv in line.split()[1:])
         if f["dtype"] in ("e4m3", "e5m2"):
             continue  # fp8_linear_peers
+        if "epilogue" in f:
+            continue  # the residual and f32-out lines: their peer is cuBLASLt, in bench_linear's own process
         m, n, k = int(f["m"]), int(f["n"]), int(f["k"])
         gated = f["op"] == "gated_linear"
         dt = torch.bfloat16 if f["dtype"] == "bf16" else torch.float16
@@ -351,7 +355,8 @@ def fp8_linear_peers(out, iters):
     kiln's epilogue: bias (bf16, inside _scaled_mm) then gelu_tanh (eager: a
     kernel of its own; compile: what Inductor makes of it). kiln's plain
     lines (act=none: no bias either) get the plain peer alone, the same work."""
-    lines = [l for l in out.splitlines() if l.startswith("BENCH op=linear") and " dtype=e4m3 " in l]
+    lines = [l for l in out.splitlines()
+             if l.startswith("BENCH op=linear") and " dtype=e4m3 " in l and " epilogue=" not in l]
     if not lines:
         return
     print(f"\n{'m x n x k':22s} {'scaling':8s} {'kiln':>8s} {'_scaled_mm':>11s} {'+bias+gelu':>11s} {'compile':>8s} "

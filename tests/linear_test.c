@@ -120,6 +120,9 @@ static const linear_case cases[] = {
     {1536, 3072, 64, 8, 0, 2, 0, 0, 0},
     {256, 512, 64, 2, 1, 1, 0, 0, 0},
     {512, 512, 192, 0, 1, 1, 1, 0, 0},
+    /* m off the tiles: sm_90a stages the last row of tiles too (the copy
+     * engine drops rows past m), with a residual. */
+    {1000, 512, 192, 0, 1, 1, 0, 0, 0},
 };
 
 static double *hbuf(int64_t n)
@@ -728,6 +731,9 @@ static const fp8_case fp8_cases[] = {
     {512, 640, 256, 0, 0, 0, 1, 1, 0, 0, 0},
     {1536, 1536, 256, 8, 1, 1, 0, 2, 0, 0, 0},
     {512, 640, 512, 0, 2, 0, 1, 1, 1, 0, 0},
+    /* m off the tiles, staged on sm_90a: a residual into bf16; rowwise into f32. */
+    {1000, 640, 256, 0, 0, 1, 1, 1, 0, 0, 0},
+    {1000, 640, 256, 0, 1, 0, 0, 0, 2, 0, 0},
     {4099, 64, 7, 0, 1, 1, 0, 0, 1, 1},
     {256, 256, 8192, 0, 0, 0, 0, 0, 2, 1},    /* accumulation: a plain GEMM into f32 */
     {200, 136, 8192, 16, 1, 1, 1, 1, 2, 0},   /* accumulation, rowwise, outliers, f32 */
