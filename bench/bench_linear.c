@@ -29,8 +29,9 @@
  * (m off the 128-row tiles: a token count), bf16 in and e4m3
  * in with per-tensor scales (--fp8: e4m3 alone, --no-fp8: bf16 alone): + bias + residual
  * into bf16 beside cuBLASLt's BIAS epilogue with beta 1 and C = the
- * residual, and plain into f32 beside cuBLASLt plain into f32, each with
- * its in-turn ratio (bench_case_epi).
+ * residual, plain into f32 beside cuBLASLt plain into f32, and + residual
+ * into f32 beside cuBLASLt plain with beta 1, each with its in-turn ratio
+ * (bench_case_epi).
  * Last, on sm_90: the host's cost of a call (median CPU time of
  * kiln_linear_fwd on a small shape) as selected, then forced to the sm_90a
  * variant, which builds TMA tensor maps, and to the sm_90 one, which does
@@ -527,10 +528,12 @@ static void bench_case_fp8(const lin_case *c, int scaling, int iters, int l2, cu
  * in the FP8 cases). "residual": y = X·Wᵀ + b + r into bf16 (r in bf16, y a
  * buffer of its own), beside cuBLASLt's BIAS epilogue with beta 1 and C = r;
  * "f32_out": plain into f32, beside cuBLASLt's plain matmul into an f32 D.
+ * "residual_f32": y = X·Wᵀ + r into f32 (r in f32), beside cuBLASLt plain
+ * with beta 1 and C = r.
  * Each timed alone, then the two in turn (bench_time_pair_ms); kiln checked
  * on four rows against the double reference, cuBLASLt against kiln. */
-enum { EPI_RESIDUAL, EPI_F32 };
-static const char *const epi_names[2] = {"residual", "f32_out"};
+enum { EPI_RESIDUAL, EPI_F32, EPI_RESIDUAL_F32 };
+static const char *const epi_names[3] = {"residual", "f32_out", "residual_f32"};
 
 typedef struct epi_ctx {
     kiln_dtype in, out;
@@ -549,19 +552,20 @@ static kiln_status run_kiln_epi(void *ctx, int i)
     return kiln_linear_fwd(r->in, r->out, &r->p[i % r->sets], NULL);
 }
 
-/* cuBLASLt: [0] BIAS with C = the residual and beta 1 (residual), [1] plain (f32_out). */
+/* cuBLASLt: [0] BIAS with C = the residual and beta 1 (residual), [1] plain
+ * (f32_out; residual_f32 with C = the residual and beta 1). */
 static kiln_status run_lt_epi(void *ctx, int i)
 {
     epi_ctx *r = ctx;
-    const int s = i % r->sets, res = r->kind == EPI_RESIDUAL;
+    const int s = i % r->sets, res = r->kind != EPI_F32, w = r->kind != EPI_RESIDUAL;
     const kiln_linear_params *p = &r->p[s];
     const float one = 1.0f, beta = res ? 1.0f : 0.0f;
-    if (res)
+    if (w == 0)
         LT_CHECK(cublasLtMatmulDescSetAttribute(r->pl.desc[0], CUBLASLT_MATMUL_DESC_BIAS_POINTER, &r->lt_bias[s],
                                                 sizeof r->lt_bias[s]));
     const cublasStatus_t st =
-        cublasLtMatmul(r->lt, r->pl.desc[!res], &one, p->w, r->pl.la, p->x, r->pl.lb, &beta, res ? p->residual : p->y,
-                       r->pl.lc, p->y, r->pl.lc, &r->pl.algo[!res], r->lt_ws, r->lt_ws_bytes, NULL);
+        cublasLtMatmul(r->lt, r->pl.desc[w], &one, p->w, r->pl.la, p->x, r->pl.lb, &beta, res ? p->residual : p->y,
+                       r->pl.lc, p->y, r->pl.lc, &r->pl.algo[w], r->lt_ws, r->lt_ws_bytes, NULL);
     if (st != CUBLAS_STATUS_SUCCESS) fprintf(stderr, "cuBLASLt: cublasLtMatmul returned %d\n", (int)st);
     return st == CUBLAS_STATUS_SUCCESS ? KILN_STATUS_SUCCESS : KILN_STATUS_CUDA_ERROR;
 }
@@ -585,9 +589,9 @@ static double *download_in(const void *dev, int64_t n, int fp8)
 static void bench_case_epi(const lin_case *c, kiln_dtype in, int kind, int iters, int l2, cublasLtHandle_t lt,
                            void *lt_ws, size_t lt_ws_bytes)
 {
-    const int fp8 = in == KILN_DTYPE_E4M3, res = kind == EPI_RESIDUAL;
+    const int fp8 = in == KILN_DTYPE_E4M3, res = kind != EPI_F32, biased = kind == EPI_RESIDUAL;
     epi_ctx r = {0};
-    r.in = in, r.kind = kind, r.out = res ? KILN_DTYPE_BF16 : KILN_DTYPE_F32;
+    r.in = in, r.kind = kind, r.out = biased ? KILN_DTYPE_BF16 : KILN_DTYPE_F32;
     const size_t ies = fp8 ? 1 : 2, oes = bench_dtype_size(r.out);
     const size_t set_bytes = (size_t)(c->m * c->k + c->n * c->k) * ies + (size_t)(c->m * c->n) * oes * (res ? 2 : 1);
     r.sets = bench_sets_for(set_bytes, l2);
@@ -615,7 +619,7 @@ static void bench_case_epi(const lin_case *c, kiln_dtype in, int kind, int iters
                                   1);
             }
         }
-        if (res) {
+        if (biased) {
             CHECK(cudaMalloc(&r.lt_bias[s], sizeof(uint16_t) * (size_t)c->n));
             bench_fill_random(r.lt_bias[s], c->n, KILN_DTYPE_BF16, 1000u * (unsigned)s + 3, -1, 1);
             if (fp8) {
@@ -625,11 +629,13 @@ static void bench_case_epi(const lin_case *c, kiln_dtype in, int kind, int iters
                 CHECK(cudaMalloc(&bufs[s][2], sizeof(float) * (size_t)c->n));
                 CHECK(cudaMemcpy(bufs[s][2], bias32, sizeof(float) * (size_t)c->n, cudaMemcpyHostToDevice));
             }
-            CHECK(cudaMalloc(&bufs[s][3], (size_t)(c->m * c->n) * 2));
-            bench_fill_random(bufs[s][3], c->m * c->n, KILN_DTYPE_BF16, 1000u * (unsigned)s + 4, -1, 1);
+        }
+        if (res) {
+            CHECK(cudaMalloc(&bufs[s][3], (size_t)(c->m * c->n) * oes));
+            bench_fill_random(bufs[s][3], c->m * c->n, r.out, 1000u * (unsigned)s + 4, -1, 1);
         }
         CHECK(cudaMalloc(&bufs[s][4], (size_t)(c->m * c->n) * oes));
-        const void *bias = res ? (fp8 ? bufs[s][2] : r.lt_bias[s]) : NULL;
+        const void *bias = biased ? (fp8 ? bufs[s][2] : r.lt_bias[s]) : NULL;
         kiln_linear_params p = {c->m, c->n, c->k, bufs[s][0], 0, bufs[s][1], 0, bias, NULL, 0, NULL, bufs[s][3], 0,
                                 bufs[s][4], 0, KILN_ACT_NONE, NULL, 0, fp8 ? KILN_SCALING_TENSOR : KILN_SCALING_NONE,
                                 fp8 ? scales : NULL, fp8 ? scales + 4 : NULL, NULL, NULL, NULL};
@@ -653,14 +659,13 @@ static void bench_case_epi(const lin_case *c, kiln_dtype in, int kind, int iters
     {
         const kiln_linear_params *p = &r.p[0];
         double *w = download_in(p->w, c->n * c->k, fp8);
-        double *b = res ? bench_download(r.lt_bias[0], c->n, KILN_DTYPE_BF16) : NULL;
+        double *b = biased ? bench_download(r.lt_bias[0], c->n, KILN_DTYPE_BF16) : NULL;
         double *ref = malloc(sizeof(double) * (size_t)c->n);
         const int64_t rows[4] = {0, c->m / 3, c->m / 2, c->m - 1};
         for (int i = 0; i < 4; i++) {
             double *x = download_in((const char *)p->x + (size_t)(rows[i] * c->k) * ies, c->k, fp8);
-            double *rr = res ? bench_download((const char *)p->residual + (size_t)(rows[i] * c->n) * 2, c->n,
-                                              KILN_DTYPE_BF16)
-                             : NULL;
+            double *rr =
+                res ? bench_download((const char *)p->residual + (size_t)(rows[i] * c->n) * oes, c->n, r.out) : NULL;
             double *y = bench_download((const char *)p->y + (size_t)(rows[i] * c->n) * oes, c->n, r.out);
             ref_linear_fwd(KILN_ACT_NONE, 1, c->n, c->k, x, c->k, w, c->k, b, NULL, 0, NULL, rr, c->n, ref, c->n);
             for (int64_t j = 0; j < c->n; j++) {
@@ -685,10 +690,10 @@ static void bench_case_epi(const lin_case *c, kiln_dtype in, int kind, int iters
             LT_CHECK(cublasLtMatmulDescSetAttribute(r.pl.desc[w], CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scales,
                                                     sizeof scales));
         }
-    lt_plan_finish(&r.pl, lt, c, fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF, res ? CUDA_R_16BF : CUDA_R_32F,
+    lt_plan_finish(&r.pl, lt, c, fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF, biased ? CUDA_R_16BF : CUDA_R_32F,
                    CUBLASLT_EPILOGUE_BIAS, &r.lt_bias[0], lt_ws_bytes, fp8 ? "FP8" : "bf16");
     double lt_tf = NAN, lt_err = NAN, in_turn = NAN;
-    if (r.pl.have[!res]) {
+    if (r.pl.have[kind != EPI_RESIDUAL]) {
         const int64_t cmp = c->m * c->n > 1 << 22 ? 1 << 22 : c->m * c->n;
         double *mine = bench_download(r.p[0].y, cmp, r.out);
         if (run_lt_epi(&r, 0) == KILN_STATUS_SUCCESS) {
@@ -832,11 +837,11 @@ int main(int argc, char **argv)
             bench_case_fp8(&fp8_cases[i], scaling, iters, prop.l2CacheSize, lt, lt_ws, lt_ws_bytes);
     const lin_case epi_cases[] = {
         {8192, 8192, 8192, 0, KILN_ACT_NONE}, {16384, 4096, 1024, 0, KILN_ACT_NONE}, {1000, 8192, 4096, 0, KILN_ACT_NONE}};
-    printf("Other epilogues (bf16, or e4m3 with per-tensor scales, in): + bias + residual into bf16, plain into f32; "
-           "cuBLASLt: BIAS with beta 1, plain\n");
+    printf("Other epilogues (bf16, or e4m3 with per-tensor scales, in): + bias + residual into bf16, plain into f32, "
+           "+ residual into f32; cuBLASLt: BIAS with beta 1, plain, plain with beta 1\n");
     for (size_t i = 0; i < sizeof epi_cases / sizeof epi_cases[0]; i++)
         for (int fp8 = !run16; fp8 <= run8 && picked(&epi_cases[i], only); fp8++)
-            for (int kind = EPI_RESIDUAL; kind <= EPI_F32; kind++)
+            for (int kind = EPI_RESIDUAL; kind <= EPI_RESIDUAL_F32; kind++)
                 bench_case_epi(&epi_cases[i], fp8 ? KILN_DTYPE_E4M3 : KILN_DTYPE_BF16, kind, iters, prop.l2CacheSize, lt,
                                lt_ws, lt_ws_bytes);
     if (prop.major == 9 && prop.minor == 0 && !only) {

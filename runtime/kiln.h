@@ -383,10 +383,11 @@ kiln_status kiln_attention_bwd_workspace(kiln_dtype dtype, const kiln_attention_
  * sm_90a, a call without a split of k whose y rows are 16-byte aligned (y
  * and ldy·size) stores its whole tiles through the copy engine, in f16,
  * bf16 or f32 without a residual, and with one (its rows 16-byte aligned
- * too) into bf16 for bf16 and FP8 inputs, f16 for f16, the last row of
- * tiles included when m is not a multiple of theirs; other calls and the
- * tiles at y's right edge (n not a multiple of the tile's width) store
- * by pairs of elements, up to 3× slower at short k (docs/linear.md).
+ * too) into f32, or into bf16 for bf16 and FP8 inputs, f16 for f16; the
+ * last row of tiles is included when m is not a multiple of theirs. Other
+ * calls and the tiles at y's right edge (n not a multiple of the tile's
+ * width) store by pairs of elements, up to 3× slower at short k
+ * (docs/linear.md).
  * FP8 inputs (in_dtype e4m3 or e5m2: X and the weights; sm_89 or sm_90a
  * code): scaling says how (KILN_SCALING_TENSOR, _ROWWISE or _BLOCK), x_scale
  * and w_scale (and w_up_scale when gated; for a fused gate_up weight with

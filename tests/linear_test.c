@@ -13,8 +13,8 @@
  * and without bias, and with rows of y only 4-byte aligned (sm_90a stages
  * whole tiles through shared memory only for 16-byte rows); whole tiles
  * into the other 16-bit dtype and into f32 (sm_90a: an instance each of
- * the kernel); whole tiles with a residual, separate and in place (sm_90a:
- * an instance that loads it by TMA); more block
+ * the kernel); whole tiles with a residual, separate and in place, into the
+ * input's dtype and f32 (sm_90a: instances that load it by TMA); more block
  * tiles than SMs (sm_90a's persistent blocks walk several). The gated op reads
  * its up projection from the second half of one fused [2n][k] weight in some
  * cases and from a tensor of its own in others. Outputs are poisoned before
@@ -115,14 +115,15 @@ static const linear_case cases[] = {
     /* Whole tiles with a residual into the input's dtype (sm_90a: the
      * residual loaded into the staging buffer by TMA): separate; in place
      * with padded 16-byte rows, more tiles than SMs; rows only 4-byte
-     * aligned (by pairs); into f32 (by pairs). */
+     * aligned (by pairs); into f32 (by TMA too). */
     {512, 512, 192, 0, 1, 1, 0, 0, 0},
     {1536, 3072, 64, 8, 0, 2, 0, 0, 0},
     {256, 512, 64, 2, 1, 1, 0, 0, 0},
     {512, 512, 192, 0, 1, 1, 1, 0, 0},
     /* m off the tiles: sm_90a stages the last row of tiles too (the copy
-     * engine drops rows past m), with a residual. */
+     * engine drops rows past m), with a residual; into f32 in place on it. */
     {1000, 512, 192, 0, 1, 1, 0, 0, 0},
+    {1000, 512, 64, 4, 0, 2, 1, 0, 0},
 };
 
 static double *hbuf(int64_t n)
@@ -734,6 +735,10 @@ static const fp8_case fp8_cases[] = {
     /* m off the tiles, staged on sm_90a: a residual into bf16; rowwise into f32. */
     {1000, 640, 256, 0, 0, 1, 1, 1, 0, 0, 0},
     {1000, 640, 256, 0, 1, 0, 0, 0, 2, 0, 0},
+    /* A residual into f32 (sm_90a: by TMA too): per tensor; rowwise in place,
+     * m off the tiles, padded 16-byte rows. */
+    {512, 640, 256, 0, 0, 0, 1, 1, 2, 0, 0},
+    {1000, 640, 256, 8, 1, 0, 0, 2, 2, 0, 0},
     {4099, 64, 7, 0, 1, 1, 0, 0, 1, 1},
     {256, 256, 8192, 0, 0, 0, 0, 0, 2, 1},    /* accumulation: a plain GEMM into f32 */
     {200, 136, 8192, 16, 1, 1, 1, 1, 2, 0},   /* accumulation, rowwise, outliers, f32 */
