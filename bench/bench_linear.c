@@ -167,8 +167,7 @@ static void lt_setup(run_ctx *r, const lin_case *c)
     lt_plan_descs(&r->pl);
     lt_plan_finish(&r->pl, r->lt, c, r->dt == KILN_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F,
                    r->dt == KILN_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F, CUBLASLT_EPILOGUE_GELU_BIAS, &r->p[0].bias,
-                   r->lt_ws_bytes,
-                   kiln_dtype_name(r->dt));
+                   r->lt_ws_bytes, kiln_dtype_name(r->dt));
     if (!r->pl.have[0] || !r->pl.have[1]) exit(1);
 }
 
@@ -713,7 +712,7 @@ static void bench_case_epi(const lin_case *c, kiln_dtype in, int kind, int iters
     char shape[64];
     snprintf(shape, sizeof shape, "%lldx%lldx%lld/%s", (long long)c->m, (long long)c->n, (long long)c->k,
              fp8 ? "e4m3" : "bf16");
-    printf("%-22s %-10s %-40s %9.4f %8.1f %10.1f %10s %8.2f %9.2e %9.2e\n", shape, epi_names[kind], variant, ms, tf,
+    printf("%-22s %-12s %-38s %9.4f %8.1f %10.1f %10s %8.2f %9.2e %9.2e\n", shape, epi_names[kind], variant, ms, tf,
            lt_tf, "", tf / lt_tf, err, lt_err);
     printf("BENCH op=linear epilogue=%s m=%lld n=%lld k=%lld dtype=%s out=%s variant=%s workspace=%zu sets=%d "
            "ms=%.5f TFLOPs=%.1f cublaslt_TFLOPs=%.1f rel_err=%.2e vs_cublaslt=%.2e in_turn_vs_cublaslt=%.3f\n",

@@ -14,8 +14,8 @@ each figure is the median of samples of 10 back-to-back calls, as in kiln's.
 
 bench_linear's FP8 lines (dtype=e4m3) get torch._scaled_mm, per-tensor and
 rowwise, plain and with kiln's bias + gelu_tanh epilogue; its lines of other
-epilogues (epilogue=residual, f32_out) get no PyTorch peer: bench_linear sets
-cuBLASLt beside them. bench_attention's
+epilogues (epilogue=residual, f32_out, residual_f32) get no PyTorch peer:
+bench_linear sets cuBLASLt beside them. bench_attention's
 varlen lines get SDPA on nested (jagged) tensors of the same lengths, the
 form PyTorch takes variable lengths in; its FP8 lines (dtype=e4m3), which
 PyTorch has no FP8 attention to set beside, get kiln's own bf16 figure of the
@@ -317,7 +317,7 @@ def linear_peers(out, iters):
         if f["dtype"] in ("e4m3", "e5m2"):
             continue  # fp8_linear_peers
         if "epilogue" in f:
-            continue  # the residual and f32-out lines: their peer is cuBLASLt, in bench_linear's own process
+            continue  # the other epilogues' lines: their peer is cuBLASLt, in bench_linear's own process
         m, n, k = int(f["m"]), int(f["n"]), int(f["k"])
         gated = f["op"] == "gated_linear"
         dt = torch.bfloat16 if f["dtype"] == "bf16" else torch.float16
