@@ -14,8 +14,11 @@ Arguments after `--` are the bench and its arguments.
 
 --parts N also splits each kernel's launches, in launch order, into N equal
 runs and prints each run's median: where one kernel serves several cases in
-turn (bench_linear --fp8 runs the per-tensor, rowwise and block cases of a
-shape through the same kernels, `--parts 3`).
+turn (bench_linear --fp8 runs the per-tensor and rowwise cases of a shape
+through the same kernel, `--parts 2`; block scales into bf16 run an instance
+of their own on sm_90a). --demangled names kernels with their namespaces and
+template arguments, so that --kernel can tell a kernel's instances apart:
+--demangled --kernel 'linear_kernel<__nv_bfloat16, (false|\\(bool\\)0), (false|\\(bool\\)0)>'.
 """
 import argparse
 import csv
@@ -30,9 +33,11 @@ def main():
     ap.add_argument("--kernel", required=True, help="a regular expression a kernel's name must match")
     ap.add_argument("--ncu", default="ncu")
     ap.add_argument("--parts", type=int, default=1, help="medians of N equal runs of each kernel's launches, in order")
+    ap.add_argument("--demangled", action="store_true", help="kernel names with namespaces and template arguments")
     ap.add_argument("bench", nargs="+", help="after --: the bench and its arguments")
     args = ap.parse_args()
-    cmd = [args.ncu, "--csv", "--metrics", "gpc__cycles_elapsed.max", "--kernel-name", "regex:" + args.kernel] + args.bench
+    cmd = [args.ncu] + (["--kernel-name-base", "demangled"] if args.demangled else []) + [
+        "--csv", "--metrics", "gpc__cycles_elapsed.max", "--kernel-name", "regex:" + args.kernel] + args.bench
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         sys.stderr.write(run.stdout[-2000:] + run.stderr[-2000:])
