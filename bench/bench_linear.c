@@ -556,15 +556,16 @@ static kiln_status run_kiln_epi(void *ctx, int i)
 static kiln_status run_lt_epi(void *ctx, int i)
 {
     epi_ctx *r = ctx;
-    const int s = i % r->sets, res = r->kind != EPI_F32, w = r->kind != EPI_RESIDUAL;
+    const int s = i % r->sets, res = r->kind != EPI_F32, biased = r->kind == EPI_RESIDUAL;
+    const int plan = biased ? 0 : 1; /* r->pl's BIAS plan, or its plain one */
     const kiln_linear_params *p = &r->p[s];
     const float one = 1.0f, beta = res ? 1.0f : 0.0f;
-    if (w == 0)
-        LT_CHECK(cublasLtMatmulDescSetAttribute(r->pl.desc[0], CUBLASLT_MATMUL_DESC_BIAS_POINTER, &r->lt_bias[s],
+    if (biased)
+        LT_CHECK(cublasLtMatmulDescSetAttribute(r->pl.desc[plan], CUBLASLT_MATMUL_DESC_BIAS_POINTER, &r->lt_bias[s],
                                                 sizeof r->lt_bias[s]));
     const cublasStatus_t st =
-        cublasLtMatmul(r->lt, r->pl.desc[w], &one, p->w, r->pl.la, p->x, r->pl.lb, &beta, res ? p->residual : p->y,
-                       r->pl.lc, p->y, r->pl.lc, &r->pl.algo[w], r->lt_ws, r->lt_ws_bytes, NULL);
+        cublasLtMatmul(r->lt, r->pl.desc[plan], &one, p->w, r->pl.la, p->x, r->pl.lb, &beta, res ? p->residual : p->y,
+                       r->pl.lc, p->y, r->pl.lc, &r->pl.algo[plan], r->lt_ws, r->lt_ws_bytes, NULL);
     if (st != CUBLAS_STATUS_SUCCESS) fprintf(stderr, "cuBLASLt: cublasLtMatmul returned %d\n", (int)st);
     return st == CUBLAS_STATUS_SUCCESS ? KILN_STATUS_SUCCESS : KILN_STATUS_CUDA_ERROR;
 }
@@ -692,7 +693,7 @@ static void bench_case_epi(const lin_case *c, kiln_dtype in, int kind, int iters
     lt_plan_finish(&r.pl, lt, c, fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF, biased ? CUDA_R_16BF : CUDA_R_32F,
                    CUBLASLT_EPILOGUE_BIAS, &r.lt_bias[0], lt_ws_bytes, fp8 ? "FP8" : "bf16");
     double lt_tf = NAN, lt_err = NAN, in_turn = NAN;
-    if (r.pl.have[kind != EPI_RESIDUAL]) {
+    if (r.pl.have[biased ? 0 : 1]) { /* the plan run_lt_epi takes */
         const int64_t cmp = c->m * c->n > 1 << 22 ? 1 << 22 : c->m * c->n;
         double *mine = bench_download(r.p[0].y, cmp, r.out);
         if (run_lt_epi(&r, 0) == KILN_STATUS_SUCCESS) {

@@ -304,7 +304,8 @@ space.families = {
         for _, wgs in ipairs({t.fp8_wgs, t.fp8_masked_wgs}) do
           local q_tile = 64 * wgs * dq
           local p_tiles = (t.p_smem and wgs == 3) and wgs * 64 * t.block_n or 0
-          -- 8 · 26 bytes: the most barriers a block has (split_kv's at 4 stages).
+          -- 8 · 26 bytes: the most barriers a block has (split_kv's at 4 stages),
+          -- besides a second Q tile's two, which it takes only where they fit.
           local stages = math.min(4, (limits[v.arch.cc] - 1024 - 8 * 26 - q_tile - p_tiles) // stage)
           local smem = q_tile + stages * stage + p_tiles + 8 * (2 + (t.split_kv and 6 or 3) * stages) + 1024
           assert(stages >= 2 and smem <= limits[v.arch.cc], v.name .. ": the FP8 tiles past the shared memory")
