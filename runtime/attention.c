@@ -37,15 +37,15 @@ static int compiled_head_dim(kiln_op op, kiln_dtype dtype, int head_dim)
     return kiln_smallest_shape(op, dtype, head_dim, cc);
 }
 
-/* A tensor's strides: none negative (INVALID_VALUE), each a multiple of the
- * `per` elements (of 16 bits: 8; of e4m3: 16) of a 16-byte read (MISALIGNED,
- * as kiln.h's status rule says). */
+/* A tensor's strides: none negative or past 2^40 elements (INVALID_VALUE),
+ * each a multiple of the `per` elements (of 16 bits: 8; of e4m3: 16) of a
+ * 16-byte read (MISALIGNED, as kiln.h's status rule says). */
 static kiln_status check_strides(const char *fn, const char *name, const int64_t s[3], int per)
 {
     for (int i = 0; i < 3; i++) {
-        if (s[i] < 0)
-            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: %s_stride[%d] is %lld; it must be at least 0", fn, name, i,
-                             (long long)s[i]);
+        if (s[i] < 0 || s[i] > KILN_MAX_ELEMENTS)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: %s_stride[%d] is %lld; it must be from 0 to 2^40", fn,
+                             name, i, (long long)s[i]);
         if (s[i] % per != 0)
             return kiln_fail(KILN_STATUS_MISALIGNED,
                              "%s: %s_stride[%d] is %lld; it must be a multiple of %d elements (rows are read 16 bytes "
@@ -102,13 +102,36 @@ static kiln_status check_dtypes(const char *fn, kiln_dtype dtype, const kiln_att
     return KILN_STATUS_SUCCESS;
 }
 
+/* An output's strides (checked by check_strides first): along each of its
+ * dimensions of more than one row, at least head_dim elements, so that no
+ * two blocks write one element (a stride of 0 broadcasts an input, never an
+ * output). Every BSHD or BHSD layout passes. */
+static kiln_status check_out_strides(const char *fn, const char *name, const int64_t s[3], int batch, int seq,
+                                     int heads, int head_dim)
+{
+    const int extent[3] = {batch, seq, heads};
+    static const char *const dim[3] = {"batch", "seq", "heads"};
+    for (int i = 0; i < 3; i++)
+        if (extent[i] > 1 && s[i] < head_dim)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: %s_stride[%d] is %lld with %s %d; an output's stride must "
+                             "be at least head_dim (%d) where its dimension has more than one row", fn, name, i,
+                             (long long)s[i], dim[i], extent[i], head_dim);
+    return KILN_STATUS_SUCCESS;
+}
+
+/* The bytes from a tensor's first element to past its last (strides checked). */
+static size_t tensor_bytes(const int64_t s[3], int batch, int seq, int heads, int head_dim, size_t es)
+{
+    return es * (size_t)((int64_t)(batch - 1) * s[0] + (int64_t)(seq - 1) * s[1] + (int64_t)(heads - 1) * s[2] +
+                         head_dim);
+}
+
 /* e4m3: the descales are read while O and lse are written, so neither may
  * overlap them (checked once the shape and strides are). */
 static kiln_status check_descale_alias(const char *fn, kiln_dtype dtype, const kiln_attention_params *p)
 {
     if (dtype != KILN_DTYPE_E4M3) return KILN_STATUS_SUCCESS;
-    const size_t o_bytes = 2 * (size_t)((int64_t)(p->batch - 1) * p->o_stride[0] + (int64_t)(p->seq_q - 1) * p->o_stride[1] +
-                                        (int64_t)(p->heads_q - 1) * p->o_stride[2] + p->head_dim);
+    const size_t o_bytes = tensor_bytes(p->o_stride, p->batch, p->seq_q, p->heads_q, p->head_dim, 2);
     const size_t lse_bytes = (size_t)p->batch * p->heads_q * p->seq_q * sizeof(float);
     const size_t q_n = p->descale_per_head ? (size_t)p->heads_q : 1, kv_n = p->descale_per_head ? (size_t)p->heads_kv : 1;
     const struct {
@@ -142,6 +165,17 @@ static kiln_status check_shape(const char *fn, int batch, int seq_q, int seq_k, 
     if (heads_q % heads_kv != 0)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: heads_q (%d) must be a multiple of heads_kv (%d)", fn, heads_q,
                          heads_kv);
+    /* batch · heads is below 2^32, so each product is checked before it can overflow. */
+    const struct {
+        const char *name;
+        int heads, seq;
+    } sizes[] = {{"batch × heads_q × seq_q × head_dim", heads_q, seq_q}, {"batch × heads_kv × seq_k × head_dim", heads_kv, seq_k}};
+    for (int i = 0; i < 2; i++) {
+        const int64_t rows = (int64_t)batch * sizes[i].heads;
+        if (rows > KILN_MAX_ELEMENTS / sizes[i].seq || rows * sizes[i].seq > KILN_MAX_ELEMENTS / head_dim)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: %s is past 2^40 elements (%d × %d × %d × %d)", fn,
+                             sizes[i].name, batch, sizes[i].heads, sizes[i].seq, head_dim);
+    }
     if (!isfinite(scale) || scale <= 0.0f)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: scale is %g; it must be finite and positive", fn, scale);
     if (window_left < -1 || window_right < -1)
@@ -172,7 +206,7 @@ static kiln_status check_params(const char *fn, kiln_dtype dtype, const kiln_att
 {
     kiln_status st;
     if (!p) return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: params is NULL", fn);
-    if ((st = check_dtypes(fn, dtype, p))) return st;
+    if ((st = kiln_check_forced()) || (st = check_dtypes(fn, dtype, p))) return st;
     const int per = dtype == KILN_DTYPE_E4M3 ? 16 : 8; /* elements of Q, K and V a 16-byte read takes */
     if ((st = check_shape(fn, p->batch, p->seq_q, p->seq_k, p->heads_q, p->heads_kv, p->head_dim, p->scale, p->causal,
                           p->window_left, p->window_right)))
@@ -184,9 +218,31 @@ static kiln_status check_params(const char *fn, kiln_dtype dtype, const kiln_att
         (st = check_strides(fn, "q", p->q_stride, per)) || (st = check_strides(fn, "k", p->k_stride, per)) ||
         (st = check_strides(fn, "v", p->v_stride, per)) || (st = check_strides(fn, "o", p->o_stride, 8)))
         return st;
+    /* Varlen: the batch stride is unused, and the packed tensors' and lse's rows (total_q, total_k) are on the
+     * device, so only the first elements are compared. */
+    const int varlen = p->cu_seqlens_q != NULL;
+    if ((st = check_out_strides(fn, "o", p->o_stride, varlen ? 1 : p->batch, p->seq_q, p->heads_q, p->head_dim)))
+        return st;
     if (p->o == p->q || p->o == p->k || p->o == p->v)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: o must not be q, k or v (the kernel reads them after writing o)",
                          fn);
+    if (p->lse && varlen && ((const void *)p->lse == p->q || (const void *)p->lse == p->k ||
+                             (const void *)p->lse == p->v || (void *)p->lse == p->o))
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: lse must not be q, k, v or o", fn);
+    if (p->lse && !varlen) { /* dense f32 [batch][heads_q][seq_q] */
+        const size_t lse_bytes = (size_t)p->batch * p->heads_q * p->seq_q * sizeof(float);
+        const size_t es = dtype == KILN_DTYPE_E4M3 ? 1 : 2;
+        const struct {
+            const char *name;
+            const void *ptr;
+            size_t bytes;
+        } t[] = {{"q", p->q, tensor_bytes(p->q_stride, p->batch, p->seq_q, p->heads_q, p->head_dim, es)},
+                 {"k", p->k, tensor_bytes(p->k_stride, p->batch, p->seq_k, p->heads_kv, p->head_dim, es)},
+                 {"v", p->v, tensor_bytes(p->v_stride, p->batch, p->seq_k, p->heads_kv, p->head_dim, es)},
+                 {"o", p->o, tensor_bytes(p->o_stride, p->batch, p->seq_q, p->heads_q, p->head_dim, 2)}};
+        for (int i = 0; i < 4; i++)
+            if ((st = kiln_check_alias(fn, "lse", p->lse, lse_bytes, t[i].name, t[i].ptr, t[i].bytes, 0))) return st;
+    }
     if ((st = check_descale_alias(fn, dtype, p))) return st;
     *key = compiled_head_dim(KILN_OP_ATTENTION_FWD, dtype, p->head_dim);
     if (*key == 0)
@@ -307,6 +363,7 @@ static kiln_status check_bwd_params(const char *fn, kiln_dtype dtype, const kiln
 {
     kiln_status st;
     if (!p) return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: params is NULL", fn);
+    if ((st = kiln_check_forced())) return st;
     if (dtype != KILN_DTYPE_F16 && dtype != KILN_DTYPE_BF16)
         return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: dtype %d (%s); the attention backward takes f16 (%d) and "
                          "bf16 (%d)", fn, (int)dtype, kiln_dtype_name(dtype), KILN_DTYPE_F16, KILN_DTYPE_BF16);
@@ -326,7 +383,12 @@ static kiln_status check_bwd_params(const char *fn, kiln_dtype dtype, const kiln
     for (int i = 0; i < 8; i++)
         if ((st = kiln_check_ptr(fn, t[i].name, t[i].ptr, 16, 0)) || (st = check_strides(fn, t[i].name, t[i].stride, 8)))
             return st;
-    if ((st = kiln_check_ptr(fn, "lse", p->lse, sizeof(float), 0))) return st;
+    const int batch = p->cu_seqlens_q ? 1 : p->batch; /* varlen: the batch stride is unused */
+    if ((st = kiln_check_ptr(fn, "lse", p->lse, sizeof(float), 0)) ||
+        (st = check_out_strides(fn, "dq", p->dq_stride, batch, p->seq_q, p->heads_q, p->head_dim)) ||
+        (st = check_out_strides(fn, "dk", p->dk_stride, batch, p->seq_k, p->heads_kv, p->head_dim)) ||
+        (st = check_out_strides(fn, "dv", p->dv_stride, batch, p->seq_k, p->heads_kv, p->head_dim)))
+        return st;
     /* The outputs (dq, dk, dv) against every input and each other: the
      * same first element is refused; interleaved layouts (a packed dqkv)
      * are the caller's to keep apart, as kiln.h says. */

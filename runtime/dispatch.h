@@ -18,6 +18,10 @@ extern "C" {
  * point reports that before any CUDA call, as elementwise always did. */
 kiln_status kiln_current_device_caps(kiln_device_caps *caps);
 
+/* VARIANT_NOT_FOUND when KILN_VARIANT names no variant (and the thread forces
+ * none of its own): for the calls that need no device, the size queries. */
+kiln_status kiln_check_forced(void);
+
 /* The variant the calling thread forces (kiln_force_variant, else
  * KILN_VARIANT) when it is of op; NULL otherwise. Entry points whose shape
  * key is a choice of theirs (linear's block tile) follow it. */

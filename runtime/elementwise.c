@@ -59,7 +59,7 @@ kiln_status kiln_elementwise_bwd_workspace_size(kiln_dtype dtype, int64_t rows, 
     kiln_clear_error();
     kiln_status st;
     if (bytes == NULL) return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: bytes is NULL", fn);
-    if ((st = check_call(fn, dtype, KILN_ACT_NONE, rows, cols))) return st;
+    if ((st = kiln_check_forced()) || (st = check_call(fn, dtype, KILN_ACT_NONE, rows, cols))) return st;
     *bytes = want_dbias ? (size_t)dbias_chunks(rows) * (size_t)cols * sizeof(float) : 0;
     return KILN_STATUS_SUCCESS;
 }

@@ -196,7 +196,8 @@ kiln_status kiln_rmsnorm_fwd(kiln_dtype dtype, int64_t rows, int64_t hidden, con
  * NaN stays NaN). y_amax, when not NULL, is raised to max |y| over the call
  * (y before the scale; the caller sets its initial value, usually 0), for
  * delayed-scaling recipes. x, residual, residual_out, gamma and beta are of
- * dtype; y_e4m3 is one byte an element. Needs sm_89 or newer (the e4m3
+ * dtype; y_e4m3 is one byte an element and must not overlap x (its rows are
+ * narrower than x's, so in place is not offered). Needs sm_89 or newer (the e4m3
  * conversion instructions); older GPUs get KILN_STATUS_ARCH_MISMATCH. */
 kiln_status kiln_layernorm_fwd_fp8(kiln_dtype dtype, int64_t rows, int64_t hidden, const void *x,
                                    const void *residual, const void *gamma, const void *beta, float eps,
@@ -267,7 +268,10 @@ kiln_status kiln_softmax_fwd(kiln_dtype dtype, int64_t rows, int64_t cols, const
  * 256); any other up to 256 runs on the next one with the padding handled
  * inside. f16 on sm_75 …
  * sm_90, bf16 on sm_80 … sm_90; tensors 16-byte aligned and strides multiples
- * of 8 (else KILN_STATUS_MISALIGNED), none negative (KILN_STATUS_INVALID_VALUE).
+ * of 8 (else KILN_STATUS_MISALIGNED), none negative or past 2^40, and O's at
+ * least head_dim along each dimension of more than one row, so that no two
+ * rows of O overlap (else KILN_STATUS_INVALID_VALUE; the backward's dq, dk
+ * and dv alike). lse must not overlap Q, K, V or O.
  * Decode (few query blocks, long keys): the call may split each query block's
  * keys over several blocks so every SM is busy, then combine the partial
  * results by their lse in a second kernel. The split needs a workspace of the
@@ -408,7 +412,7 @@ kiln_status kiln_attention_bwd_workspace(kiln_dtype dtype, const kiln_attention_
  * elements of 16 bits, 16 of FP8: rows are read 16 bytes at a time; k itself
  * needs no rounding, so a dense X of k 13 needs ldx 16); y, residual and the
  * biases aligned to their element.
- * y may be residual (same stride); it must not overlap x, the weights, the
+ * y may be residual (same stride); it must not overlap x, the weights, the biases, the
  * scales or y_amax, nor y_amax the scales.
  * Small m (decode): the call may split k across blocks and reduce the f32
  * partial sums in a second kernel, in a fixed order (the same bits on every

@@ -18,9 +18,9 @@ static kiln_status check_ld(const char *fn, const char *name, int64_t ld, int64_
                             int64_t *out)
 {
     if (ld == 0) ld = min;
-    if (ld < min)
-        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: %s is %lld; it must be 0 (dense) or at least %lld", fn, name,
-                         (long long)ld, (long long)min);
+    if (ld < min || ld > KILN_MAX_ELEMENTS)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: %s is %lld; it must be 0 (dense) or from %lld to 2^40", fn,
+                         name, (long long)ld, (long long)min);
     if (ld % multiple != 0)
         return kiln_fail(KILN_STATUS_MISALIGNED,
                          "%s: %s is %lld; it must be a multiple of %lld elements (rows are read 16 bytes at a time)",
@@ -153,16 +153,19 @@ static kiln_status check_params(const char *fn, kiln_dtype in, kiln_dtype out, c
         (p->residual && (st = check_ld(fn, "ldr", p->ldr, p->n, 1, &ldr))) ||
         (st = check_ld(fn, "ldy", p->ldy, p->n, 1, &ldy)))
         return st;
-    if (p->m * ldx > KILN_MAX_ELEMENTS || p->n * ldw > KILN_MAX_ELEMENTS || p->m * ldy > KILN_MAX_ELEMENTS ||
-        p->n * ldw_up > KILN_MAX_ELEMENTS || p->m * ldr > KILN_MAX_ELEMENTS)
-        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: a matrix of more than 2^40 elements", fn);
+    /* m, n below 2^31 and every ld at most 2^40: compared by division, as a product could overflow. */
+    if (ldx > KILN_MAX_ELEMENTS / p->m || ldw > KILN_MAX_ELEMENTS / p->n || ldy > KILN_MAX_ELEMENTS / p->m ||
+        ldw_up > KILN_MAX_ELEMENTS / p->n || ldr > KILN_MAX_ELEMENTS / p->m)
+        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: a matrix of more than 2^40 elements (rows × ld)", fn);
     /* y is written while x and the weights are still read; residual is read
      * at the very element y gets, so y may be residual itself. */
     const size_t y_bytes = (size_t)((p->m - 1) * ldy + p->n) * os;
     if ((st = kiln_check_alias(fn, "y", p->y, y_bytes, "x", p->x, (size_t)((p->m - 1) * ldx + p->k) * is, 0)) ||
         (st = kiln_check_alias(fn, "y", p->y, y_bytes, "w", p->w, (size_t)((p->n - 1) * ldw + p->k) * is, 0)) ||
         (gated &&
-         (st = kiln_check_alias(fn, "y", p->y, y_bytes, "w_up", p->w_up, (size_t)((p->n - 1) * ldw_up + p->k) * is, 0))))
+         (st = kiln_check_alias(fn, "y", p->y, y_bytes, "w_up", p->w_up, (size_t)((p->n - 1) * ldw_up + p->k) * is, 0))) ||
+        (st = kiln_check_alias(fn, "y", p->y, y_bytes, "bias", p->bias, (size_t)p->n * bs, 0)) ||
+        (st = kiln_check_alias(fn, "y", p->y, y_bytes, "bias_up", p->bias_up, (size_t)p->n * bs, 0)))
         return st;
     if (p->residual && p->residual != p->y &&
         (st = kiln_check_alias(fn, "y", p->y, y_bytes, "residual", p->residual, (size_t)((p->m - 1) * ldr + p->n) * os, 0)))

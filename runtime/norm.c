@@ -51,7 +51,7 @@ static kiln_status norm_fwd(const char *fn, kiln_op op, kiln_dtype dtype, int64_
         (st = kiln_check_ptr(fn, "residual_out", a->residual_out, es, 1)) ||
         (st = kiln_check_ptr(fn, "mean", a->mean, sizeof(float), 1)) ||
         (st = kiln_check_ptr(fn, "rstd", a->rstd, sizeof(float), 1)) ||
-        (st = kiln_check_alias(fn, yname, a->y, ybytes, "x", a->x, bytes, 1)) ||
+        (st = kiln_check_alias(fn, yname, a->y, ybytes, "x", a->x, bytes, !fp8)) || /* e4m3 rows are narrower */
         (st = kiln_check_alias(fn, yname, a->y, ybytes, "residual", a->residual, bytes, 0)) ||
         (st = kiln_check_alias(fn, yname, a->y, ybytes, "residual_out", a->residual_out, bytes, 0)) ||
         (st = kiln_check_alias(fn, yname, a->y, ybytes, "gamma", a->gamma, hb, 0)) ||
@@ -138,7 +138,7 @@ kiln_status kiln_norm_bwd_workspace_size(kiln_dtype dtype, int64_t rows, int64_t
     static const char fn[] = "kiln_norm_bwd_workspace_size";
     kiln_clear_error();
     kiln_status st;
-    if ((st = check_shape(fn, dtype, rows, hidden))) return st;
+    if ((st = kiln_check_forced()) || (st = check_shape(fn, dtype, rows, hidden))) return st;
     if (!bytes) return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: bytes is NULL", fn);
     *bytes = 0;
     if (!want_dgamma_dbeta) return KILN_STATUS_SUCCESS;

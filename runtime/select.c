@@ -150,11 +150,10 @@ const char *kiln_last_variant(void) { return last_variant; }
 static int caps_cc[KILN_MAX_DEVICES];
 static int caps_sms[KILN_MAX_DEVICES];
 
-static kiln_status check_forced(void);
 
 kiln_status kiln_current_device_caps(kiln_device_caps *caps)
 {
-    kiln_status st = check_forced();
+    kiln_status st = kiln_check_forced();
     if (st != KILN_STATUS_SUCCESS) return st;
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
@@ -201,7 +200,7 @@ int kiln_wave_splits(int64_t blocks, int64_t slots, int64_t most)
 }
 
 /* The calling thread's forced variant (NULL: none, or a KILN_VARIANT that
- * names none, which check_forced reports). */
+ * names none, which kiln_check_forced reports). */
 static const kiln_variant *forced_now(void)
 {
     pthread_once(&env_once, read_env);
@@ -216,7 +215,7 @@ const kiln_variant *kiln_forced_for(kiln_op op)
 
 /* A forced name must name a variant of the table (kiln_force_variant
  * checked its own). */
-static kiln_status check_forced(void)
+kiln_status kiln_check_forced(void)
 {
     if (forced_now() == NULL && !forced_set && env_forced[0])
         return kiln_fail(KILN_STATUS_VARIANT_NOT_FOUND, "KILN_VARIANT '%s' is not in the table of %d variants",
@@ -286,7 +285,7 @@ static const kiln_variant *pick(const kiln_variant_key *key, const kiln_device_c
 
 const kiln_variant *kiln_choose(const kiln_variant_key *key, const kiln_device_caps *caps, kiln_status *status)
 {
-    if ((*status = check_forced()) != KILN_STATUS_SUCCESS) return NULL;
+    if ((*status = kiln_check_forced()) != KILN_STATUS_SUCCESS) return NULL;
     return pick(key, caps, status);
 }
 

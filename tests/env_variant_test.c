@@ -16,7 +16,7 @@
 
 int main(void)
 {
-    tap_plan(5);
+    tap_plan(9);
     const char *env = getenv("KILN_VARIANT");
     if (env == NULL || strcmp(env, "no_such_variant") != 0) tap_bail("run me with KILN_VARIANT=no_such_variant");
     void *x = (void *)(uintptr_t)0x1000000, *y = (void *)(uintptr_t)0x2000000;
@@ -36,6 +36,28 @@ int main(void)
                                    KILN_ACT_NONE, NULL, 0, KILN_SCALING_NONE, NULL, NULL, NULL};
     st = kiln_linear_fwd(KILN_DTYPE_F16, KILN_DTYPE_F16, &lp, NULL);
     tap_ok(st == KILN_STATUS_VARIANT_NOT_FOUND, "linear: VARIANT_NOT_FOUND (%s)", kiln_status_string(st));
+    /* The size queries, which need no device, say it too. */
+    size_t bytes = 0;
+    st = kiln_elementwise_bwd_workspace_size(KILN_DTYPE_F16, 4, 8, 1, &bytes);
+    tap_ok(st == KILN_STATUS_VARIANT_NOT_FOUND, "elementwise bwd workspace size: VARIANT_NOT_FOUND (%s)",
+           kiln_status_string(st));
+    st = kiln_norm_bwd_workspace_size(KILN_DTYPE_F16, 4, 768, 0, &bytes);
+    tap_ok(st == KILN_STATUS_VARIANT_NOT_FOUND, "norm bwd workspace size: VARIANT_NOT_FOUND (%s)",
+           kiln_status_string(st));
+    st = kiln_attention_fwd_workspace(KILN_DTYPE_F16, &ap, &bytes);
+    tap_ok(st == KILN_STATUS_VARIANT_NOT_FOUND, "attention fwd workspace: VARIANT_NOT_FOUND (%s)",
+           kiln_status_string(st));
+    const kiln_attention_bwd_params bp = {.batch = 1, .seq_q = 16, .seq_k = 16, .heads_q = 1, .heads_kv = 1,
+                                          .head_dim = 64, .q = x, .k = x, .v = x, .o = x, .dout = x,
+                                          .lse = (const float *)y, .dq = (char *)y + 4096, .dk = (char *)y + 8192,
+                                          .dv = (char *)y + 12288, .q_stride = {1024, 64, 64}, .k_stride = {1024, 64, 64},
+                                          .v_stride = {1024, 64, 64}, .o_stride = {1024, 64, 64},
+                                          .dout_stride = {1024, 64, 64}, .dq_stride = {1024, 64, 64},
+                                          .dk_stride = {1024, 64, 64}, .dv_stride = {1024, 64, 64}, .scale = 0.125f,
+                                          .window_left = -1, .window_right = -1};
+    st = kiln_attention_bwd_workspace(KILN_DTYPE_F16, &bp, &bytes);
+    tap_ok(st == KILN_STATUS_VARIANT_NOT_FOUND, "attention bwd workspace: VARIANT_NOT_FOUND (%s)",
+           kiln_status_string(st));
     /* The table's first variant is elementwise_fwd none f32: forced for an f16
      * relu call it must be refused (no launch), or, without a GPU, the call
      * stops at the device; either way KILN_VARIANT no longer decides. */

@@ -713,6 +713,23 @@ static void test_status_table(void)
            "negative stride, attention o_stride[0]");
     q = lp, q.ldy = 32;
     expect(kiln_linear_fwd(h, h, &q, NULL), KILN_STATUS_INVALID_VALUE, "ldy is 32", "short stride, linear ldy < n");
+    p = ap, p.q_stride[0] = (int64_t)1 << 62; /* an offset past int64 once multiplied */
+    expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_INVALID_VALUE, "q_stride[0] is 4611686018427387904",
+           "stride past 2^40, attention q_stride[0] 2^62");
+    q = lp, q.ldy = (int64_t)1 << 62;
+    expect(kiln_linear_fwd(h, h, &q, NULL), KILN_STATUS_INVALID_VALUE, "ldy is 4611686018427387904",
+           "stride past 2^40, linear ldy 2^62");
+    q = lp, q.ldy = (int64_t)1 << 40; /* at most 2^40 itself, but m × ldy is past it */
+    expect(kiln_linear_fwd(h, h, &q, NULL), KILN_STATUS_INVALID_VALUE, "more than 2^40 elements",
+           "size past 2^40, linear m 4 × ldy 2^40");
+    /* An output's stride shorter than its row along a dimension of more than one row: blocks would write the same
+     * elements. */
+    p = ap, p.o_stride[1] = 0;
+    expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_INVALID_VALUE, "o_stride[1] is 0 with seq 64",
+           "short stride, attention o_stride[1] 0");
+    p = ap, p.o_stride[2] = 64; /* heads 64 elements apart, rows of 128 */
+    expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_INVALID_VALUE, "o_stride[2] is 64 with heads 8",
+           "short stride, attention o_stride[2] 64 < head_dim");
 
     /* A size zero, negative or past its maximum: INVALID_VALUE. */
     expect(kiln_elementwise_fwd(h, g, 4, 0, a, 1, NULL, b, NULL), KILN_STATUS_INVALID_VALUE, "cols is 0",
@@ -724,6 +741,30 @@ static void test_status_table(void)
     expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_INVALID_VALUE, "head_dim is 300", "size, attention head_dim 300");
     q = lp, q.k = 0;
     expect(kiln_linear_fwd(h, h, &q, NULL), KILN_STATUS_INVALID_VALUE, "k is 0", "size, linear k 0");
+    p = ap, p.batch = 65535, p.heads_q = p.heads_kv = 65535, p.seq_q = p.seq_k = 1024; /* each in range */
+    expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_INVALID_VALUE, "batch × heads_q × seq_q × head_dim is past 2^40",
+           "size, attention 65535 × 65535 × 1024 × 128");
+    {
+        /* The backward's workspace query: its f32 dq rows are counted from the same product, which wrapped. */
+        const kiln_attention_bwd_params bp = {.batch = 42694, .seq_q = 1073741823, .seq_k = 64, .heads_q = 62773,
+                                              .heads_kv = 1, .head_dim = 256, .q = a, .k = b, .v = c, .o = d,
+                                              .dout = e, .lse = st, .dq = ws, .dk = (char *)ws + 4096,
+                                              .dv = (char *)ws + 8192, .scale = 0.0625f, .window_left = -1,
+                                              .window_right = -1};
+        size_t bytes = 1;
+        expect(kiln_attention_bwd_workspace(h, &bp, &bytes), KILN_STATUS_INVALID_VALUE,
+               "batch × heads_q × seq_q × head_dim is past 2^40", "size, attention bwd workspace query past 2^40");
+        tap_ok(bytes == 0, "the refused query reports 0 bytes (%zu)", bytes);
+        kiln_attention_bwd_params b2 = bp;
+        b2.batch = 2, b2.seq_q = 64, b2.heads_q = 8, b2.heads_kv = 2, b2.head_dim = 128;
+        const int64_t qs[3] = {65536, 1024, 128}, ks[3] = {16384, 256, 128};
+        for (int i = 0; i < 3; i++)
+            b2.q_stride[i] = b2.o_stride[i] = b2.dout_stride[i] = b2.dq_stride[i] = qs[i],
+            b2.k_stride[i] = b2.v_stride[i] = b2.dk_stride[i] = b2.dv_stride[i] = ks[i];
+        b2.dv_stride[1] = 0;
+        expect(kiln_attention_bwd_workspace(h, &b2, &bytes), KILN_STATUS_INVALID_VALUE, "dv_stride[1] is 0 with seq 64",
+               "short stride, attention bwd dv_stride[1] 0");
+    }
 
     /* Arguments that contradict each other: INVALID_VALUE. */
     expect(kiln_rmsnorm_bwd(h, 4, 768, a, b, NULL, st, NULL, c, d, ws, 1 << 20, NULL), KILN_STATUS_INVALID_VALUE,
@@ -758,6 +799,13 @@ static void test_status_table(void)
     expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_INVALID_VALUE, "o must not be", "overlap, attention o = v");
     q = lp, q.y = (char *)b + 64;
     expect(kiln_linear_fwd(h, h, &q, NULL), KILN_STATUS_INVALID_VALUE, "y overlaps w", "overlap, linear y over w");
+    p = ap, p.lse = (float *)((char *)d + 4096); /* inside O's rows */
+    expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_INVALID_VALUE, "lse overlaps o", "overlap, attention lse in o");
+    p = ap, p.lse = (float *)((char *)a + 256);
+    expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_INVALID_VALUE, "lse overlaps q", "overlap, attention lse in q");
+    q = lp, q.bias = (char *)c + 8;
+    expect(kiln_linear_fwd(h, h, &q, NULL), KILN_STATUS_INVALID_VALUE, "y overlaps bias",
+           "overlap, linear bias inside y");
 
     /* A workspace the call needs is NULL: INVALID_VALUE. */
     expect(kiln_elementwise_bwd(h, g, 4, 8, a, b, 1, NULL, c, d, NULL, 4096, NULL), KILN_STATUS_INVALID_VALUE,
