@@ -93,6 +93,9 @@ static kiln_status check_dtypes(const char *fn, kiln_dtype dtype, const kiln_att
         return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: dtype %d (%s); attention takes f16 (%d), bf16 (%d) and e4m3 "
                          "(%d)", fn, (int)dtype, kiln_dtype_name(dtype), KILN_DTYPE_F16, KILN_DTYPE_BF16,
                          KILN_DTYPE_E4M3);
+    if (kiln_dtype_size(p->o_dtype) == 0) /* no dtype at all, as kiln.h's status rule says */
+        return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: o_dtype is %d, no kiln_dtype; a %s call writes O in %s (o_dtype "
+                         "0 or %d)", fn, (int)p->o_dtype, kiln_dtype_name(dtype), kiln_dtype_name(dtype), (int)dtype);
     if (p->o_dtype != KILN_DTYPE_F32 && p->o_dtype != dtype)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: o_dtype is %d; a %s call writes O in %s (o_dtype 0 or %d)", fn,
                          (int)p->o_dtype, kiln_dtype_name(dtype), kiln_dtype_name(dtype), (int)dtype);

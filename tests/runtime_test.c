@@ -874,6 +874,9 @@ static void test_status_table(void)
     p = ap8, p.o_dtype = e4;
     expect(kiln_attention_fwd(e4, &p, NULL), KILN_STATUS_NOT_SUPPORTED, "o_dtype is 3",
            "not offered, attention e4m3 with o_dtype e4m3");
+    p = ap, p.o_dtype = (kiln_dtype)99;
+    expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_NOT_SUPPORTED, "o_dtype is 99, no kiln_dtype",
+           "not offered, attention f16 with o_dtype 99");
     p = ap8, p.cu_seqlens_q = p.cu_seqlens_k = (const int32_t *)e;
     expect(kiln_attention_fwd(e4, &p, NULL), KILN_STATUS_NOT_SUPPORTED, "cu_seqlens_q is given",
            "not offered, attention e4m3 with cu_seqlens");
