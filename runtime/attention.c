@@ -37,15 +37,20 @@ static int compiled_head_dim(kiln_op op, kiln_dtype dtype, int head_dim)
     return kiln_smallest_shape(op, dtype, head_dim, cc);
 }
 
-/* A tensor's strides: none negative or past 2^40 elements (INVALID_VALUE),
- * each a multiple of the `per` elements (of 16 bits: 8; of e4m3: 16) of a
- * 16-byte read (MISALIGNED, as kiln.h's status rule says). */
-static kiln_status check_strides(const char *fn, const char *name, const int64_t s[3], int per)
+/* A tensor's strides: none negative, nor so long that an offset along its
+ * dimension (stride × (rows − 1), rows: batch, seq, heads; 1 for a varlen
+ * batch) passes 2^40 elements (INVALID_VALUE), each a multiple of the `per`
+ * elements (of 16 bits: 8; of e4m3: 16) of a 16-byte read (MISALIGNED, as
+ * kiln.h's status rule says). */
+static kiln_status check_strides(const char *fn, const char *name, const int64_t s[3], int per, int batch, int seq,
+                                 int heads)
 {
+    const int extent[3] = {batch, seq, heads};
     for (int i = 0; i < 3; i++) {
-        if (s[i] < 0 || s[i] > KILN_MAX_ELEMENTS)
-            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: %s_stride[%d] is %lld; it must be from 0 to 2^40", fn,
-                             name, i, (long long)s[i]);
+        if (s[i] < 0 || s[i] > KILN_MAX_ELEMENTS || (extent[i] > 1 && s[i] > KILN_MAX_ELEMENTS / (extent[i] - 1)))
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: %s_stride[%d] is %lld; it must be from 0 to 2^40 elements, "
+                             "and times its dimension's %d rows less one at most 2^40", fn, name, i, (long long)s[i],
+                             extent[i]);
         if (s[i] % per != 0)
             return kiln_fail(KILN_STATUS_MISALIGNED,
                              "%s: %s_stride[%d] is %lld; it must be a multiple of %d elements (rows are read 16 bytes "
@@ -153,7 +158,7 @@ static kiln_status check_descale_alias(const char *fn, kiln_dtype dtype, const k
 
 /* The shape, scale and mask the forward and the backward share. */
 static kiln_status check_shape(const char *fn, int batch, int seq_q, int seq_k, int heads_q, int heads_kv, int head_dim,
-                               float scale, int causal, int window_left, int window_right)
+                               float scale, int causal, int window_left, int window_right, int products)
 {
     const struct {
         const char *name;
@@ -168,12 +173,14 @@ static kiln_status check_shape(const char *fn, int batch, int seq_q, int seq_k, 
     if (heads_q % heads_kv != 0)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: heads_q (%d) must be a multiple of heads_kv (%d)", fn, heads_q,
                          heads_kv);
-    /* batch · heads is below 2^32, so each product is checked before it can overflow. */
+    /* The tensors' elements (products: all but the varlen forward, whose seq_q and seq_k are the longest of its
+     * sequences, not its rows; the backward sizes its workspace from batch × heads_q × seq_q). batch · heads is
+     * below 2^32, so each product is checked before it can overflow. */
     const struct {
         const char *name;
         int heads, seq;
     } sizes[] = {{"batch × heads_q × seq_q × head_dim", heads_q, seq_q}, {"batch × heads_kv × seq_k × head_dim", heads_kv, seq_k}};
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; products && i < 2; i++) {
         const int64_t rows = (int64_t)batch * sizes[i].heads;
         if (rows > KILN_MAX_ELEMENTS / sizes[i].seq || rows * sizes[i].seq > KILN_MAX_ELEMENTS / head_dim)
             return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: %s is past 2^40 elements (%d × %d × %d × %d)", fn,
@@ -211,20 +218,23 @@ static kiln_status check_params(const char *fn, kiln_dtype dtype, const kiln_att
     if (!p) return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: params is NULL", fn);
     if ((st = kiln_check_forced()) || (st = check_dtypes(fn, dtype, p))) return st;
     const int per = dtype == KILN_DTYPE_E4M3 ? 16 : 8; /* elements of Q, K and V a 16-byte read takes */
+    /* Varlen: the batch stride is unused, and the packed tensors' and lse's rows (total_q, total_k) are on the
+     * device: seq strides are checked against the longest sequence, the outputs' against the batch too (a packed
+     * tensor has a row a sequence at least), and only the first elements compared. */
+    const int varlen = p->cu_seqlens_q != NULL, nb = varlen ? 1 : p->batch;
     if ((st = check_shape(fn, p->batch, p->seq_q, p->seq_k, p->heads_q, p->heads_kv, p->head_dim, p->scale, p->causal,
-                          p->window_left, p->window_right)))
+                          p->window_left, p->window_right, !varlen)))
         return st;
     if ((st = check_cu_seqlens(fn, p->cu_seqlens_q, p->cu_seqlens_k))) return st;
     if ((st = kiln_check_ptr(fn, "q", p->q, 16, 0)) || (st = kiln_check_ptr(fn, "k", p->k, 16, 0)) ||
         (st = kiln_check_ptr(fn, "v", p->v, 16, 0)) || (st = kiln_check_ptr(fn, "o", p->o, 16, 0)) ||
         (st = kiln_check_ptr(fn, "lse", p->lse, sizeof(float), 1)) ||
-        (st = check_strides(fn, "q", p->q_stride, per)) || (st = check_strides(fn, "k", p->k_stride, per)) ||
-        (st = check_strides(fn, "v", p->v_stride, per)) || (st = check_strides(fn, "o", p->o_stride, 8)))
-        return st;
-    /* Varlen: the batch stride is unused, and the packed tensors' and lse's rows (total_q, total_k) are on the
-     * device, so only the first elements are compared. */
-    const int varlen = p->cu_seqlens_q != NULL;
-    if ((st = check_out_strides(fn, "o", p->o_stride, varlen ? 1 : p->batch, p->seq_q, p->heads_q, p->head_dim)))
+        (st = check_strides(fn, "q", p->q_stride, per, nb, p->seq_q, p->heads_q)) ||
+        (st = check_strides(fn, "k", p->k_stride, per, nb, p->seq_k, p->heads_kv)) ||
+        (st = check_strides(fn, "v", p->v_stride, per, nb, p->seq_k, p->heads_kv)) ||
+        (st = check_strides(fn, "o", p->o_stride, 8, nb, p->seq_q, p->heads_q)) ||
+        (st = check_out_strides(fn, "o", p->o_stride, nb, varlen && p->batch > p->seq_q ? p->batch : p->seq_q,
+                                p->heads_q, p->head_dim)))
         return st;
     if (p->o == p->q || p->o == p->k || p->o == p->v)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: o must not be q, k or v (the kernel reads them after writing o)",
@@ -371,26 +381,33 @@ static kiln_status check_bwd_params(const char *fn, kiln_dtype dtype, const kiln
         return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: dtype %d (%s); the attention backward takes f16 (%d) and "
                          "bf16 (%d)", fn, (int)dtype, kiln_dtype_name(dtype), KILN_DTYPE_F16, KILN_DTYPE_BF16);
     if ((st = check_shape(fn, p->batch, p->seq_q, p->seq_k, p->heads_q, p->heads_kv, p->head_dim, p->scale, p->causal,
-                          p->window_left, p->window_right)))
+                          p->window_left, p->window_right, 1)))
         return st;
     if ((st = check_cu_seqlens(fn, p->cu_seqlens_q, p->cu_seqlens_k))) return st;
     if (!p->lse)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: lse is NULL; the backward needs the forward's lse", fn);
+    /* Varlen: the batch stride is unused; the outputs' seq strides are checked against the batch too (as the
+     * forward's O). */
+    const int varlen = p->cu_seqlens_q != NULL, nb = varlen ? 1 : p->batch;
+    const int out_q = varlen && p->batch > p->seq_q ? p->batch : p->seq_q;
+    const int out_k = varlen && p->batch > p->seq_k ? p->batch : p->seq_k;
     const struct {
         const char *name;
         const void *ptr;
         const int64_t *stride;
-    } t[] = {{"q", p->q, p->q_stride},   {"k", p->k, p->k_stride},          {"v", p->v, p->v_stride},
-             {"o", p->o, p->o_stride},   {"dout", p->dout, p->dout_stride}, {"dq", p->dq, p->dq_stride},
-             {"dk", p->dk, p->dk_stride}, {"dv", p->dv, p->dv_stride}};
+        int seq, heads;
+    } t[] = {{"q", p->q, p->q_stride, p->seq_q, p->heads_q},     {"k", p->k, p->k_stride, p->seq_k, p->heads_kv},
+             {"v", p->v, p->v_stride, p->seq_k, p->heads_kv},     {"o", p->o, p->o_stride, p->seq_q, p->heads_q},
+             {"dout", p->dout, p->dout_stride, p->seq_q, p->heads_q}, {"dq", p->dq, p->dq_stride, p->seq_q, p->heads_q},
+             {"dk", p->dk, p->dk_stride, p->seq_k, p->heads_kv},  {"dv", p->dv, p->dv_stride, p->seq_k, p->heads_kv}};
     for (int i = 0; i < 8; i++)
-        if ((st = kiln_check_ptr(fn, t[i].name, t[i].ptr, 16, 0)) || (st = check_strides(fn, t[i].name, t[i].stride, 8)))
+        if ((st = kiln_check_ptr(fn, t[i].name, t[i].ptr, 16, 0)) ||
+            (st = check_strides(fn, t[i].name, t[i].stride, 8, nb, t[i].seq, t[i].heads)))
             return st;
-    const int batch = p->cu_seqlens_q ? 1 : p->batch; /* varlen: the batch stride is unused */
     if ((st = kiln_check_ptr(fn, "lse", p->lse, sizeof(float), 0)) ||
-        (st = check_out_strides(fn, "dq", p->dq_stride, batch, p->seq_q, p->heads_q, p->head_dim)) ||
-        (st = check_out_strides(fn, "dk", p->dk_stride, batch, p->seq_k, p->heads_kv, p->head_dim)) ||
-        (st = check_out_strides(fn, "dv", p->dv_stride, batch, p->seq_k, p->heads_kv, p->head_dim)))
+        (st = check_out_strides(fn, "dq", p->dq_stride, nb, out_q, p->heads_q, p->head_dim)) ||
+        (st = check_out_strides(fn, "dk", p->dk_stride, nb, out_k, p->heads_kv, p->head_dim)) ||
+        (st = check_out_strides(fn, "dv", p->dv_stride, nb, out_k, p->heads_kv, p->head_dim)))
         return st;
     /* The outputs (dq, dk, dv) against every input and each other: the
      * same first element is refused; interleaved layouts (a packed dqkv)

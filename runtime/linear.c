@@ -153,10 +153,18 @@ static kiln_status check_params(const char *fn, kiln_dtype in, kiln_dtype out, c
         (p->residual && (st = check_ld(fn, "ldr", p->ldr, p->n, 1, &ldr))) ||
         (st = check_ld(fn, "ldy", p->ldy, p->n, 1, &ldy)))
         return st;
-    /* m, n below 2^31 and every ld at most 2^40: compared by division, as a product could overflow. */
-    if (ldx > KILN_MAX_ELEMENTS / p->m || ldw > KILN_MAX_ELEMENTS / p->n || ldy > KILN_MAX_ELEMENTS / p->m ||
-        ldw_up > KILN_MAX_ELEMENTS / p->n || ldr > KILN_MAX_ELEMENTS / p->m)
-        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: a matrix of more than 2^40 elements (rows × ld)", fn);
+    /* rows × ld at most 2^40 for each matrix, compared by division (m, n below 2^31 and ld at most 2^40: the
+     * product could overflow int64). */
+    const struct {
+        const char *name, *rows;
+        int64_t ld, n;
+    } mats[] = {{"x (m × ldx)", "m", ldx, p->m},      {"w (n × ldw)", "n", ldw, p->n},
+                {"w_up (n × ldw_up)", "n", ldw_up, p->n}, {"residual (m × ldr)", "m", ldr, p->m},
+                {"y (m × ldy)", "m", ldy, p->m}};
+    for (int i = 0; i < 5; i++)
+        if (mats[i].ld > KILN_MAX_ELEMENTS / mats[i].n)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: %s is %lld × %lld elements; it must be at most 2^40", fn,
+                             mats[i].name, (long long)mats[i].n, (long long)mats[i].ld);
     /* y is written while x and the weights are still read; residual is read
      * at the very element y gets, so y may be residual itself. */
     const size_t y_bytes = (size_t)((p->m - 1) * ldy + p->n) * os;

@@ -719,14 +719,35 @@ static void test_status_table(void)
     q = lp, q.ldy = (int64_t)1 << 62;
     expect(kiln_linear_fwd(h, h, &q, NULL), KILN_STATUS_INVALID_VALUE, "ldy is 4611686018427387904",
            "stride past 2^40, linear ldy 2^62");
-    q = lp, q.ldy = (int64_t)1 << 40; /* at most 2^40 itself, but m × ldy is past it */
-    expect(kiln_linear_fwd(h, h, &q, NULL), KILN_STATUS_INVALID_VALUE, "more than 2^40 elements",
-           "size past 2^40, linear m 4 × ldy 2^40");
+    q = lp, q.m = 1 << 24, q.ldy = (int64_t)1 << 40; /* each in range; m × ldy is 2^64, which wrapped to 0 */
+    expect(kiln_linear_fwd(h, h, &q, NULL), KILN_STATUS_INVALID_VALUE, "y (m × ldy) is 16777216 × 1099511627776",
+           "size past 2^40, linear m 2^24 × ldy 2^40");
+    p = ap, p.seq_q = 1 << 24, p.q_stride[1] = (int64_t)1 << 40; /* (seq_q − 1) × the stride wrapped past int64 */
+    expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_INVALID_VALUE, "q_stride[1] is 1099511627776",
+           "stride past 2^40, attention q_stride[1] 2^40 over 2^24 rows");
     /* An output's stride shorter than its row along a dimension of more than one row: blocks would write the same
      * elements. */
     p = ap, p.o_stride[1] = 0;
     expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_INVALID_VALUE, "o_stride[1] is 0 with seq 64",
            "short stride, attention o_stride[1] 0");
+    {
+        /* Varlen: a packed O has a row a sequence at least, so its seq stride counts whatever seq_q is. */
+        p = ap, p.seq_q = 1, p.cu_seqlens_q = (const int32_t *)e, p.cu_seqlens_k = (const int32_t *)e + 4;
+        p.o_stride[1] = 0;
+        expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_INVALID_VALUE, "o_stride[1] is 0 with seq 2",
+               "short stride, attention varlen o_stride[1] 0 with seq_q 1, batch 2");
+        /* ... and its sizes are not batch × the longest: 2048 sequences of at most 131072 rows pass the checks
+         * (the workspace query: SUCCESS on a GPU, NO_DEVICE without one). */
+        p = ap, p.batch = 2048, p.seq_q = p.seq_k = 131072, p.heads_q = 64, p.heads_kv = 8;
+        p.cu_seqlens_q = (const int32_t *)e, p.cu_seqlens_k = (const int32_t *)e + 4096;
+        for (int i = 0; i < 3; i++) p.q_stride[i] = p.o_stride[i] = i == 1 ? 64 * 128 : i == 2 ? 128 : 0;
+        for (int i = 0; i < 3; i++) p.k_stride[i] = p.v_stride[i] = i == 1 ? 8 * 128 : i == 2 ? 128 : 0;
+        size_t bytes = 0;
+        const kiln_status got = kiln_attention_fwd_workspace(h, &p, &bytes);
+        tap_ok(got == KILN_STATUS_SUCCESS || got == KILN_STATUS_NO_DEVICE,
+               "a varlen forward of 2048 sequences of at most 131072 rows is not refused by its sizes (%s: %s)",
+               kiln_status_string(got), kiln_last_error());
+    }
     p = ap, p.o_stride[2] = 64; /* heads 64 elements apart, rows of 128 */
     expect(kiln_attention_fwd(h, &p, NULL), KILN_STATUS_INVALID_VALUE, "o_stride[2] is 64 with heads 8",
            "short stride, attention o_stride[2] 64 < head_dim");
