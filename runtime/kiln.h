@@ -268,10 +268,12 @@ kiln_status kiln_softmax_fwd(kiln_dtype dtype, int64_t rows, int64_t cols, const
  * 256); any other up to 256 runs on the next one with the padding handled
  * inside. f16 on sm_75 …
  * sm_90, bf16 on sm_80 … sm_90; tensors 16-byte aligned and strides multiples
- * of 8 (else KILN_STATUS_MISALIGNED), none negative or past 2^40, and O's at
- * least head_dim along each dimension of more than one row, so that no two
- * rows of O overlap (else KILN_STATUS_INVALID_VALUE; the backward's dq, dk
- * and dv alike). lse must not overlap Q, K, V or O.
+ * of 8 (else KILN_STATUS_MISALIGNED), none negative, none whose offset
+ * along its dimension (stride × (rows − 1)) passes 2^40, and O's at least
+ * head_dim along each dimension of more than one row (varlen: its seq
+ * stride whenever batch or seq_q is more than 1), so that no two rows of O
+ * overlap (else KILN_STATUS_INVALID_VALUE; the backward's dq, dk and dv
+ * alike). lse must not overlap Q, K, V or O.
  * Decode (few query blocks, long keys): the call may split each query block's
  * keys over several blocks so every SM is busy, then combine the partial
  * results by their lse in a second kernel. The split needs a workspace of the
