@@ -134,13 +134,36 @@ static size_t tensor_bytes(const int64_t s[3], int batch, int seq, int heads, in
                          head_dim);
 }
 
-/* e4m3: the descales are read while O and lse are written, so neither may
- * overlap them (checked once the shape and strides are). */
-static kiln_status check_descale_alias(const char *fn, kiln_dtype dtype, const kiln_attention_params *p)
+/* What the forward writes against what it reads (checked once the shape
+ * and strides are): lse against Q, K, V and O (fixed lengths, by their
+ * bytes; varlen, whose rows are on the device, by their first elements);
+ * e4m3: O and lse against the descales, which are read while they are
+ * written. */
+static kiln_status check_fwd_alias(const char *fn, kiln_dtype dtype, const kiln_attention_params *p)
 {
-    if (dtype != KILN_DTYPE_E4M3) return KILN_STATUS_SUCCESS;
+    kiln_status st;
+    if (p->lse && p->cu_seqlens_q) {
+        if ((const void *)p->lse == p->q || (const void *)p->lse == p->k || (const void *)p->lse == p->v ||
+            (void *)p->lse == p->o)
+            return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: lse must not be q, k, v or o", fn);
+        return KILN_STATUS_SUCCESS; /* e4m3 takes no varlen */
+    }
     const size_t o_bytes = tensor_bytes(p->o_stride, p->batch, p->seq_q, p->heads_q, p->head_dim, 2);
-    const size_t lse_bytes = (size_t)p->batch * p->heads_q * p->seq_q * sizeof(float);
+    const size_t lse_bytes = (size_t)p->batch * p->heads_q * p->seq_q * sizeof(float); /* dense [batch][heads_q][seq_q] */
+    if (p->lse) {
+        const size_t es = dtype == KILN_DTYPE_E4M3 ? 1 : 2;
+        const struct {
+            const char *name;
+            const void *ptr;
+            size_t bytes;
+        } t[] = {{"q", p->q, tensor_bytes(p->q_stride, p->batch, p->seq_q, p->heads_q, p->head_dim, es)},
+                 {"k", p->k, tensor_bytes(p->k_stride, p->batch, p->seq_k, p->heads_kv, p->head_dim, es)},
+                 {"v", p->v, tensor_bytes(p->v_stride, p->batch, p->seq_k, p->heads_kv, p->head_dim, es)},
+                 {"o", p->o, o_bytes}};
+        for (int i = 0; i < 4; i++)
+            if ((st = kiln_check_alias(fn, "lse", p->lse, lse_bytes, t[i].name, t[i].ptr, t[i].bytes, 0))) return st;
+    }
+    if (dtype != KILN_DTYPE_E4M3) return KILN_STATUS_SUCCESS;
     const size_t q_n = p->descale_per_head ? (size_t)p->heads_q : 1, kv_n = p->descale_per_head ? (size_t)p->heads_kv : 1;
     const struct {
         const char *name;
@@ -148,7 +171,6 @@ static kiln_status check_descale_alias(const char *fn, kiln_dtype dtype, const k
         size_t bytes;
     } ds[] = {{"q_descale", p->q_descale, q_n * 4}, {"k_descale", p->k_descale, kv_n * 4},
               {"v_descale", p->v_descale, kv_n * 4}};
-    kiln_status st;
     for (int i = 0; i < 3; i++)
         if ((st = kiln_check_alias(fn, "o", p->o, o_bytes, ds[i].name, ds[i].ptr, ds[i].bytes, 0)) ||
             (st = kiln_check_alias(fn, "lse", p->lse, lse_bytes, ds[i].name, ds[i].ptr, ds[i].bytes, 0)))
@@ -239,24 +261,7 @@ static kiln_status check_params(const char *fn, kiln_dtype dtype, const kiln_att
     if (p->o == p->q || p->o == p->k || p->o == p->v)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: o must not be q, k or v (the kernel reads them after writing o)",
                          fn);
-    if (p->lse && varlen && ((const void *)p->lse == p->q || (const void *)p->lse == p->k ||
-                             (const void *)p->lse == p->v || (void *)p->lse == p->o))
-        return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: lse must not be q, k, v or o", fn);
-    if (p->lse && !varlen) { /* dense f32 [batch][heads_q][seq_q] */
-        const size_t lse_bytes = (size_t)p->batch * p->heads_q * p->seq_q * sizeof(float);
-        const size_t es = dtype == KILN_DTYPE_E4M3 ? 1 : 2;
-        const struct {
-            const char *name;
-            const void *ptr;
-            size_t bytes;
-        } t[] = {{"q", p->q, tensor_bytes(p->q_stride, p->batch, p->seq_q, p->heads_q, p->head_dim, es)},
-                 {"k", p->k, tensor_bytes(p->k_stride, p->batch, p->seq_k, p->heads_kv, p->head_dim, es)},
-                 {"v", p->v, tensor_bytes(p->v_stride, p->batch, p->seq_k, p->heads_kv, p->head_dim, es)},
-                 {"o", p->o, tensor_bytes(p->o_stride, p->batch, p->seq_q, p->heads_q, p->head_dim, 2)}};
-        for (int i = 0; i < 4; i++)
-            if ((st = kiln_check_alias(fn, "lse", p->lse, lse_bytes, t[i].name, t[i].ptr, t[i].bytes, 0))) return st;
-    }
-    if ((st = check_descale_alias(fn, dtype, p))) return st;
+    if ((st = check_fwd_alias(fn, dtype, p))) return st;
     *key = compiled_head_dim(KILN_OP_ATTENTION_FWD, dtype, p->head_dim);
     if (*key == 0)
         return kiln_fail(KILN_STATUS_NOT_SUPPORTED, "%s: no attention variant for %s head_dim %d was built", fn,

@@ -156,11 +156,11 @@ static kiln_status check_params(const char *fn, kiln_dtype in, kiln_dtype out, c
     /* rows × ld at most 2^40 for each matrix, compared by division (m, n below 2^31 and ld at most 2^40: the
      * product could overflow int64). */
     const struct {
-        const char *name, *rows;
+        const char *name;
         int64_t ld, n;
-    } mats[] = {{"x (m × ldx)", "m", ldx, p->m},      {"w (n × ldw)", "n", ldw, p->n},
-                {"w_up (n × ldw_up)", "n", ldw_up, p->n}, {"residual (m × ldr)", "m", ldr, p->m},
-                {"y (m × ldy)", "m", ldy, p->m}};
+    } mats[] = {{"x (m × ldx)", ldx, p->m},      {"w (n × ldw)", ldw, p->n},
+                {"w_up (n × ldw_up)", ldw_up, p->n}, {"residual (m × ldr)", ldr, p->m},
+                {"y (m × ldy)", ldy, p->m}};
     for (int i = 0; i < 5; i++)
         if (mats[i].ld > KILN_MAX_ELEMENTS / mats[i].n)
             return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: %s is %lld × %lld elements; it must be at most 2^40", fn,

@@ -150,7 +150,6 @@ const char *kiln_last_variant(void) { return last_variant; }
 static int caps_cc[KILN_MAX_DEVICES];
 static int caps_sms[KILN_MAX_DEVICES];
 
-
 kiln_status kiln_current_device_caps(kiln_device_caps *caps)
 {
     kiln_status st = kiln_check_forced();
