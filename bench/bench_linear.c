@@ -7,7 +7,9 @@
  * Shapes (m × n × k): 8192 × 8192 × 8192, 16384 × 4096 × 1024 and
  * 128 × 4096 × 4096 with bias + gelu_tanh; then the gated SwiGLU on
  * 8192 × 4096 (each weight) × 4096, and decode-sized 1 × 4096 × 4096 and
- * 16 × 4096 × 4096. bf16 in and out. FLOPs: 2·m·n·k per weight.
+ * 16 × 4096 × 4096. bf16 in and out. FLOPs: 2·m·n·k per weight. The
+ * bias + gelu_tanh rows also time kiln and cuBLASLt + GELU_BIAS in turn
+ * (`in_turn_vs_cublaslt=`, as the FP8 rows below).
  * Then FP8 (--fp8: only these; --no-fp8: none): e4m3 in, bf16 out, the
  * first three shapes and 16 × 4096 × 4096 with bias + gelu_tanh, and the
  * first two plain (no bias, no activation: the work of a plain
@@ -234,7 +236,7 @@ static void bench_case(const lin_case *c, kiln_dtype dt, int iters, int l2, cubl
     const float ms = bench_time_ms(run_kiln, &r, iters);
     const double flops = 2.0 * weights * c->m * c->n * c->k;
     const double tf = flops / (ms * 1e-3) / 1e12;
-    double lt_tf[2] = {NAN, NAN}, lt_err = NAN;
+    double lt_tf[2] = {NAN, NAN}, lt_err = NAN, in_turn = NAN;
     if (!c->gated && c->act == KILN_ACT_GELU_TANH) {
         /* cuBLASLt's GELU is the tanh form: its output is compared with kiln's. */
         r.lt = lt, r.lt_ws = lt_ws, r.lt_ws_bytes = lt_ws_bytes;
@@ -250,6 +252,11 @@ static void bench_case(const lin_case *c, kiln_dtype dt, int iters, int l2, cubl
             r.which = w;
             lt_tf[w] = flops / (bench_time_ms(run_lt, &r, iters) * 1e-3) / 1e12;
         }
+        /* kiln and cuBLASLt + GELU_BIAS again, in turn (bench_time_pair_ms):
+         * their ratio at the clock both meet. */
+        float ms_kiln, ms_lt;
+        r.which = 0;
+        in_turn = bench_time_pair_ms(run_kiln, &r, run_lt, &r, iters, &ms_kiln, &ms_lt);
         lt_plan_destroy(&r.pl);
     }
     char shape[64];
@@ -257,9 +264,11 @@ static void bench_case(const lin_case *c, kiln_dtype dt, int iters, int l2, cubl
     printf("%-22s %-10s %-40s %9.4f %8.1f %10.1f %10.1f %8.2f %9.2e %9.2e\n", shape, c->gated ? "swiglu" : "gelu_tanh",
            variant, ms, tf, lt_tf[0], lt_tf[1], tf / lt_tf[0], err, lt_err);
     printf("BENCH op=%s act=%s m=%lld n=%lld k=%lld dtype=%s variant=%s workspace=%zu sets=%d ms=%.5f TFLOPs=%.1f "
-           "cublaslt_epilogue_TFLOPs=%.1f cublaslt_plain_TFLOPs=%.1f rel_err=%.2e vs_cublaslt=%.2e\n",
+           "cublaslt_epilogue_TFLOPs=%.1f cublaslt_plain_TFLOPs=%.1f rel_err=%.2e vs_cublaslt=%.2e "
+           "in_turn_vs_cublaslt=%.3f\n",
            c->gated ? "gated_linear" : "linear", kiln_activation_name(c->act), (long long)c->m, (long long)c->n,
-           (long long)c->k, kiln_dtype_name(dt), variant, ws_bytes, r.sets, ms, tf, lt_tf[0], lt_tf[1], err, lt_err);
+           (long long)c->k, kiln_dtype_name(dt), variant, ws_bytes, r.sets, ms, tf, lt_tf[0], lt_tf[1], err, lt_err,
+           in_turn);
     fflush(stdout);
     for (int s = 0; s < r.sets; s++)
         for (int j = 0; j < 6; j++)
