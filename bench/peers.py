@@ -400,8 +400,8 @@ def fp8_linear_peers(out, iters):
             except (RuntimeError, NotImplementedError) as e:  # a mode this PyTorch or GPU lacks
                 print(f"# {name} {m}x{n}x{k} {f['scaling']}: {str(e).splitlines()[0][:160]}")
                 res[name] = float("nan")
-            print(f"PEER op=linear dtype=e4m3 out=bf16 scaling={f['scaling']} m={m} n={n} k={k} peer=torch_{name} "
-                  f"TFLOPs={res[name]:.1f}")
+            print(f"PEER op=linear act={f['act']} dtype=e4m3 out=bf16 scaling={f['scaling']} m={m} n={n} k={k} "
+                  f"peer=torch_{name} TFLOPs={res[name]:.1f}")
         kiln = float(f["TFLOPs"])
         print(f"{m}x{n}x{k:<14} {f['scaling'] + ('/plain' if f['act'] == 'none' else ''):8s} {kiln:8.1f} {res['scaled_mm']:11.1f} "
               f"{res['scaled_mm_bias_gelu']:11.1f} {res['scaled_mm_bias_gelu_compile']:8.1f} "
