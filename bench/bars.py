@@ -14,7 +14,7 @@ state them:
 
 DIR holds bench_linear, bench_attention and peers.py (the layout
 `tests/gpu_suite.sh --pack` makes); the default is this script's folder.
-Runs (about 6 minutes at --iters 10 on an H100): bench_linear's 16-bit
+Runs (about 200 s at --iters 10 on an H200): bench_linear's 16-bit
 shapes (`-- --no-fp8`), its FP8 shapes 8192³ and 16384 × 4096 × 1024
 (`--only S -- --fp8`), bench_attention's prefill and FP8 lines (`--only
 prefill`, `--only fp8`). Exits 0 when every bar was read, whether met or
