@@ -14,6 +14,8 @@ state them:
 
 DIR holds bench_linear, bench_attention and peers.py (the layout
 `tests/gpu_suite.sh --pack` makes); the default is this script's folder.
+Where DIR also holds libkiln.so, the attention bf16 rows are timed in turn
+with cuDNN too (peers.py --lib).
 Runs (about 200 s at --iters 10 on an H200): bench_linear's 16-bit
 shapes (`-- --no-fp8`), its FP8 shapes 8192³ and 16384 × 4096 × 1024
 (`--only S -- --fp8`), bench_attention's prefill and FP8 lines (`--only
@@ -82,9 +84,10 @@ def rows(lines):
         for mask in ("none", "causal"):
             f = last(bench, op="attention", mask=mask, hdim=d, dtype="bf16", selected=1)
             p = last(peer, op="attention", mask=mask, hdim=d, peer="sdpa_cudnn")
+            t = last(peer, op="attention", mask=mask, hdim=d, peer="sdpa_cudnn_in_turn")
             kiln, cudnn = num(f, "TFLOPs"), num(p, "TFLOPs")
             out.append(("18", f"bf16 h{d} {mask}, seq {f.get('seq', '?')}", kiln, "cuDNN", cudnn, kiln / cudnn,
-                        math.nan, 1.0))
+                        num(t, "in_turn"), 1.0))
     for d in ATTN_FP8_HDIMS:
         f = last(bench, op="attention", dtype="e4m3", mask="none", hdim=d)
         out.append(("18", f"e4m3 h{d} none, seq {f.get('seq', '?')}", num(f, "TFLOPs"), "kiln bf16",
@@ -132,7 +135,10 @@ def main():
                  for m, n, k in LINEAR_FP8]
     if args.only != "linear":
         ba = os.path.join(args.dir, "bench_attention")
-        runs += [(f"attention_{o}", [ba, "--iters", str(args.iters), "--only", o]) for o in ("prefill", "fp8")]
+        lib = os.path.join(args.dir, "libkiln.so")
+        runs += [("attention_prefill", [ba, "--iters", str(args.iters), "--only", "prefill"] +
+                  (["--lib", lib] if os.path.exists(lib) else []))]
+        runs += [("attention_fp8", [ba, "--iters", str(args.iters), "--only", "fp8"])]
     if args.out:
         os.makedirs(args.out, exist_ok=True)
     lines, failed = [], 0

@@ -28,6 +28,14 @@ table sets kiln's default and deterministic figures beside them. Arguments
 after `--` go to the bench.
 
     python3 bench/peers.py --bench path/to/bench_attention --iters 10 --only bwd
+
+--lib path/to/libkiln.so (bazel-bin/runtime/shared): bench_attention's bf16
+prefill lines also time kiln's selected variant (called through ctypes on
+the same tensors) and SDPA's cuDNN backend in turn, a sample of each back
+to back, and print the median of the pairs' ratios (PEER ...
+peer=sdpa_cudnn_in_turn in_turn=): the ratio at the clock both meet, where
+each figure timed alone runs at the clock the power management gives it.
+kiln's output is checked against cuDNN's first.
 """
 import argparse
 import os
@@ -116,28 +124,98 @@ NORM = {
 }
 
 
+def sample_ms(fn, tensors):
+    """One sample: BATCH calls back to back, ms a call."""
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    e0.record()
+    for _ in range(BATCH):
+        fn(tensors)
+    e1.record()
+    e1.synchronize()
+    return e0.elapsed_time(e1) / BATCH
+
+
 def bench(fn, tensors, iters):
     for _ in range(5):
         fn(tensors)
-    times = []
-    for _ in range(iters):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        for _ in range(BATCH):
-            fn(tensors)
-        e1.record()
-        e1.synchronize()
-        times.append(e0.elapsed_time(e1) / BATCH)
-    times.sort()
+    times = sorted(sample_ms(fn, tensors) for _ in range(iters))
     return times[len(times) // 2]
+
+
+def in_turn(fa, fb, iters):
+    """The median over iters pairs of sample(fb) / sample(fa), taken back to
+    back, A first in even pairs and B first in odd ones (bench_util's
+    bench_time_pair_ms): > 1 where A is faster."""
+    for _ in range(5):
+        fa(None)
+        fb(None)
+    ratios = []
+    for i in range(iters):
+        if i % 2 == 0:
+            a = sample_ms(fa, None)
+            b = sample_ms(fb, None)
+        else:
+            b = sample_ms(fb, None)
+            a = sample_ms(fa, None)
+        ratios.append(b / a)
+    ratios.sort()
+    return ratios[len(ratios) // 2]
+
+
+def kiln_attention(lib_path):
+    """kiln_attention_fwd from libkiln.so through ctypes: returns prepare(q,
+    k, v, o, causal), whose result run() calls kiln's selected variant on
+    those torch tensors, (batch, heads, seq, head dim) views with a unit last
+    stride, on torch's current stream (the params built once, so that a call
+    costs the host one ctypes call), and raises on a status other than
+    success."""
+    import ctypes as C
+
+    class Params(C.Structure):  # kiln.h's kiln_attention_params, field for field
+        _fields_ = [("batch", C.c_int), ("seq_q", C.c_int), ("seq_k", C.c_int), ("heads_q", C.c_int),
+                    ("heads_kv", C.c_int), ("head_dim", C.c_int), ("q", C.c_void_p), ("k", C.c_void_p),
+                    ("v", C.c_void_p), ("o", C.c_void_p), ("q_stride", C.c_int64 * 3),
+                    ("k_stride", C.c_int64 * 3), ("v_stride", C.c_int64 * 3), ("o_stride", C.c_int64 * 3),
+                    ("scale", C.c_float), ("causal", C.c_int), ("window_left", C.c_int), ("window_right", C.c_int),
+                    ("cu_seqlens_q", C.c_void_p), ("cu_seqlens_k", C.c_void_p), ("lse", C.c_void_p),
+                    ("workspace", C.c_void_p), ("workspace_bytes", C.c_size_t), ("o_dtype", C.c_int),
+                    ("q_descale", C.c_void_p), ("k_descale", C.c_void_p), ("v_descale", C.c_void_p),
+                    ("descale_per_head", C.c_int)]
+
+    lib = C.CDLL(lib_path)
+    lib.kiln_attention_fwd.argtypes = [C.c_int, C.POINTER(Params), C.c_void_p]
+    lib.kiln_attention_fwd.restype = C.c_int
+    lib.kiln_last_error.restype = C.c_char_p
+    dtypes = {torch.float16: 1, torch.bfloat16: 2}  # kiln_dtype
+
+    def prepare(q, k, v, o, causal):
+        def strides(t):  # kiln's order: batch, seq, head
+            return (C.c_int64 * 3)(t.stride(0), t.stride(2), t.stride(1))
+        b, h, s, d = q.shape
+        p = Params(batch=b, seq_q=s, seq_k=k.shape[2], heads_q=h, heads_kv=k.shape[1], head_dim=d,
+                   q=q.data_ptr(), k=k.data_ptr(), v=v.data_ptr(), o=o.data_ptr(), q_stride=strides(q),
+                   k_stride=strides(k), v_stride=strides(v), o_stride=strides(o), scale=d ** -0.5,
+                   causal=int(causal), window_left=-1, window_right=-1)
+        args = (dtypes[q.dtype], C.byref(p), C.c_void_p(torch.cuda.current_stream().cuda_stream))
+
+        def run():
+            st = lib.kiln_attention_fwd(*args)
+            if st != 0:
+                raise RuntimeError(f"kiln_attention_fwd: status {st}: {lib.kiln_last_error().decode()}")
+
+        return run
+
+    return prepare
 
 
 def rand(shape, gen, lo, hi, dtype):
     return (torch.rand(shape, device="cuda", dtype=torch.float32, generator=gen) * (hi - lo) + lo).to(dtype)
 
 
-def attention_peers(out, iters):
-    """SDPA's flash, cuDNN and memory-efficient backends on kiln's shapes."""
+def attention_peers(out, iters, lib=None):
+    """SDPA's flash, cuDNN and memory-efficient backends on kiln's shapes;
+    with lib (kiln_attention's call), the bf16 prefill lines also in turn
+    with cuDNN."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
                 "efficient": SDPBackend.EFFICIENT_ATTENTION}
@@ -193,6 +271,8 @@ def attention_peers(out, iters):
         res = sdpa_tflops(q, k, v, causal, flops, backends, iters, f"op=attention mask={f['mask']} hdim={d}")
         if f["dtype"] == "bf16":
             prefill[(b, h, s, d, causal)] = res
+            if lib:
+                cudnn_in_turn(lib, q, k, v, causal, iters, f"op=attention mask={f['mask']} hdim={d}")
         print(f"{f['mask']:8s} {d:5d} {float(f['TFLOPs']):8.1f} " + " ".join(f"{res[n]:10.1f}" for n in backends))
     if fp8:
         fp8_attention_peers(fp8, prefill, iters)
@@ -273,6 +353,28 @@ def fp8_attention_peers(lines, prefill, iters):
               f"{float(f.get('in_turn_ratio', 'nan')):8.2f} {cudnn:11.1f} "
               f"{kiln / cudnn:11.2f}")
         sys.stdout.flush()
+
+
+def cudnn_in_turn(lib, q, k, v, causal, iters, key):
+    """kiln (lib: kiln_attention's prepare) and SDPA's cuDNN backend on q, k,
+    v timed in turn: a PEER line with `key`, the median ratio cuDNN's time /
+    kiln's (in_turn=), and kiln's output's error against cuDNN's (rel_err=;
+    the ratio is nan where that passes 2e-2, or where either fails)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    o = torch.empty(q.shape[0], q.shape[2], q.shape[1], q.shape[3], device="cuda", dtype=q.dtype).transpose(1, 2)
+    ratio, err = float("nan"), float("nan")
+    try:
+        with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+            ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal).float()
+            run = lib(q, k, v, o, causal)
+            run()
+            err = ((o.float() - ref).norm() / ref.norm()).item()
+            if err <= 2e-2:
+                ratio = in_turn(lambda _: run(), lambda _: F.scaled_dot_product_attention(q, k, v, is_causal=causal),
+                                iters)
+    except (RuntimeError, NotImplementedError) as e:
+        print(f"# in turn with cuDNN, {key}: {str(e).splitlines()[0][:160]}")
+    print(f"PEER {key} peer=sdpa_cudnn_in_turn in_turn={ratio:.3f} rel_err={err:.2e}")
 
 
 def sdpa_tflops(q, k, v, causal, flops, backends, iters, key):
@@ -419,6 +521,7 @@ def main():
     ap.add_argument("--only", help="passed on to the bench: the labels to run")
     ap.add_argument("--compile", default="all",
                     help="labels also timed through torch.compile (comma-separated, or 'all')")
+    ap.add_argument("--lib", help="libkiln.so: bench_attention's bf16 prefill lines also timed in turn with cuDNN")
     ap.add_argument("bench_args", nargs="*", help="after --: passed on to the bench (e.g. --seq 1024 --hdim 128)")
     args = ap.parse_args()
     norm = "norm" in os.path.basename(args.bench)
@@ -427,7 +530,7 @@ def main():
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     print(out, end="")
     if "attention" in os.path.basename(args.bench):
-        attention_peers(out, args.iters)
+        attention_peers(out, args.iters, kiln_attention(args.lib) if args.lib else None)
         return
     if "linear" in os.path.basename(args.bench):
         linear_peers(out, args.iters)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # gpu_suite.sh: the GPU suite on a machine with a GPU and no Bazel.
 #
-# On the build machine:  bazel build //tests:all //bench:all //runtime:kiln_variants
+# On the build machine:  bazel build //tests:all //bench:all //runtime:kiln_variants //runtime:shared/libkiln.so
 #                        tests/gpu_suite.sh --pack kiln-gpu.tar.xz   (the binaries, well under 64 MiB)
 # On the GPU machine:    tar -xJf kiln-gpu.tar.xz && kiln-gpu/gpu_suite.sh [--sanitize] [FILTER]
 #
@@ -24,7 +24,7 @@ if [ "${1:-}" = "--pack" ]; then
   cp -f bazel-bin/tests/elementwise_test bazel-bin/tests/norm_test bazel-bin/tests/softmax_test \
         bazel-bin/tests/attention_test bazel-bin/tests/attention_bwd_test bazel-bin/tests/linear_test \
         bazel-bin/tests/runtime_test bazel-bin/tests/env_variant_test bazel-bin/runtime/kiln_variants bazel-bin/bench/bench_elementwise \
-        bazel-bin/bench/bench_norm bazel-bin/bench/bench_attention bazel-bin/bench/bench_linear bench/peers.py bench/bars.py bench/cycles.py tests/gpu_suite.sh "$stage/"
+        bazel-bin/bench/bench_norm bazel-bin/bench/bench_attention bazel-bin/bench/bench_linear bazel-bin/runtime/shared/libkiln.so bench/peers.py bench/bars.py bench/cycles.py tests/gpu_suite.sh "$stage/"
   chmod u+w "$stage"/*
   tar -C "$(dirname "$stage")" -cf - kiln-gpu | xz -T2 --lzma2=preset=6,dict=192MiB > "$out"
   rm -rf "$(dirname "$stage")"
