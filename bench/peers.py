@@ -214,7 +214,7 @@ def rand(shape, gen, lo, hi, dtype):
 
 def attention_peers(out, iters, lib=None):
     """SDPA's flash, cuDNN and memory-efficient backends on kiln's shapes;
-    with lib (kiln_attention's call), the bf16 prefill lines also in turn
+    with lib (kiln_attention's prepare), the bf16 prefill lines also in turn
     with cuDNN."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
