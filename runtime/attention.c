@@ -127,6 +127,11 @@ static kiln_status check_out_strides(const char *fn, const char *name, const int
     return KILN_STATUS_SUCCESS;
 }
 
+/* An output's rows along its seq dimension for check_out_strides: seq, or
+ * for varlen, whose packed tensor has a row a sequence at least, the larger
+ * of seq and batch. */
+static int out_seq_rows(int varlen, int batch, int seq) { return varlen && batch > seq ? batch : seq; }
+
 /* The bytes from a tensor's first element to past its last (strides checked). */
 static size_t tensor_bytes(const int64_t s[3], int batch, int seq, int heads, int head_dim, size_t es)
 {
@@ -255,8 +260,8 @@ static kiln_status check_params(const char *fn, kiln_dtype dtype, const kiln_att
         (st = check_strides(fn, "k", p->k_stride, per, nb, p->seq_k, p->heads_kv)) ||
         (st = check_strides(fn, "v", p->v_stride, per, nb, p->seq_k, p->heads_kv)) ||
         (st = check_strides(fn, "o", p->o_stride, 8, nb, p->seq_q, p->heads_q)) ||
-        (st = check_out_strides(fn, "o", p->o_stride, nb, varlen && p->batch > p->seq_q ? p->batch : p->seq_q,
-                                p->heads_q, p->head_dim)))
+        (st = check_out_strides(fn, "o", p->o_stride, nb, out_seq_rows(varlen, p->batch, p->seq_q), p->heads_q,
+                                p->head_dim)))
         return st;
     if (p->o == p->q || p->o == p->k || p->o == p->v)
         return kiln_fail(KILN_STATUS_INVALID_VALUE, "%s: o must not be q, k or v (the kernel reads them after writing o)",
@@ -394,8 +399,7 @@ static kiln_status check_bwd_params(const char *fn, kiln_dtype dtype, const kiln
     /* Varlen: the batch stride is unused; the outputs' seq strides are checked against the batch too (as the
      * forward's O). */
     const int varlen = p->cu_seqlens_q != NULL, nb = varlen ? 1 : p->batch;
-    const int out_q = varlen && p->batch > p->seq_q ? p->batch : p->seq_q;
-    const int out_k = varlen && p->batch > p->seq_k ? p->batch : p->seq_k;
+    const int out_q = out_seq_rows(varlen, p->batch, p->seq_q), out_k = out_seq_rows(varlen, p->batch, p->seq_k);
     const struct {
         const char *name;
         const void *ptr;
