@@ -14,6 +14,9 @@
 # swept, as KILN_TEST_FILTER does. Prints one line "N passed, N failed"
 # counted from the TAP results; exits 1 when a binary failed.
 # KILN_SUITE_SERIAL=1 runs the binaries one at a time, unsharded.
+# KILN_SUITE_LOGS=DIR writes the shards' logs and exit files into DIR and
+# keeps them there, so that a run cut by a time limit (the device's per-call
+# limit) still leaves the shards that finished, each log as it ran.
 set -u
 if [ "${1:-}" = "--pack" ]; then
   # The binaries link kiln statically and so each carries every kernel; xz
@@ -35,7 +38,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 sanitize=0
 [ "${1:-}" = "--sanitize" ] && { sanitize=1; shift; }
 export KILN_TEST_FILTER="${1:-}"
-dir="$(mktemp -d)"
+dir="${KILN_SUITE_LOGS:-$(mktemp -d)}"
+mkdir -p "$dir" || exit 1
 log="$dir/all.log"
 : > "$log"
 status=0
@@ -101,6 +105,6 @@ if [ "$sanitize" = 1 ]; then
 fi
 passed=$(grep -cE '^ok ' "$log")
 failed=$(grep -cE '^not ok ' "$log")
-rm -rf "$dir"
+[ -n "${KILN_SUITE_LOGS:-}" ] || rm -rf "$dir"
 echo "$passed passed, $failed failed"
 exit $status
