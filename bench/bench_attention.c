@@ -8,7 +8,7 @@
  *
  * Prefill: head dims 64, 128 and 256 (or --hdim's), batch × heads filling
  * the GPU (4 × 16 at seq 4096, scaled so batch·heads·seq stays 262144; or
- * --batch's batch of 16 heads, for shapes whose K and V pass the L2),
+ * --batch's batch of 16 heads, for shapes whose K and V exceed the L2),
  * BSHD, heads_q = heads_kv. FLOPs: 4·seq_q·seq_k·head_dim per (batch,
  * head), halved for causal (the half computed).
  * Varlen: a packed batch of 8 sequences of mixed lengths (VARLEN_LENS,
@@ -432,14 +432,14 @@ static void bwd(kiln_dtype dt, int iters, int batch, int heads, int seq, int d)
 
 int main(int argc, char **argv)
 {
-    int iters = 30, all_archs = 0, seq = 4096, hdim = 0, batch_arg = 0;
+    int iters = 30, all_archs = 0, seq = 4096, hdim = 0, batch_arg = 0, batch_given = 0;
     const char *only = NULL;
     kiln_dtype dt = KILN_DTYPE_BF16;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--seq") && i + 1 < argc) seq = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--hdim") && i + 1 < argc) hdim = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--batch") && i + 1 < argc) batch_arg = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--batch") && i + 1 < argc) batch_arg = atoi(argv[++i]), batch_given = 1;
         else if (!strcmp(argv[i], "--f16")) dt = KILN_DTYPE_F16;
         else if (!strcmp(argv[i], "--all-archs")) all_archs = 1;
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
@@ -459,13 +459,13 @@ int main(int argc, char **argv)
     CHECK(cudaGetDeviceProperties(&prop, 0));
     const int cc = prop.major * 10 + prop.minor;
     printf("device %s (sm_%d, %d SMs); %s, seq %d\n", prop.name, cc, prop.multiProcessorCount, kiln_dtype_name(dt), seq);
-    if (hdim < 0 || hdim > 256 || seq < 1 || batch_arg < 0) {
+    if (hdim < 0 || hdim > 256 || seq < 1 || (batch_given && batch_arg < 1)) {
         fprintf(stderr, "--hdim takes 1 to 256 (got %d), --seq and --batch at least 1 (got %d, %d)\n", hdim, seq,
                 batch_arg);
         return 2;
     }
     const int dims[] = {hdim ? hdim : 64, 128, 256}, n_dims = hdim ? 1 : 3;
-    const int bh = 262144 / seq, heads = 16, batch = batch_arg ? batch_arg : bh / heads > 0 ? bh / heads : 1;
+    const int bh = 262144 / seq, heads = 16, batch = batch_given ? batch_arg : bh / heads > 0 ? bh / heads : 1;
     printf("%-10s %5s %-32s %9s %9s %9s\n", "mask", "hdim", "variant", "ms", "TFLOP/s", "rel_err");
     for (int di = 0; di < n_dims && !(only && strcmp(only, "prefill")); di++) {
         const int d = dims[di];
