@@ -9,7 +9,8 @@
  * Prefill: head dims 64, 128 and 256 (or --hdim's), batch × heads filling
  * the GPU (4 × 16 at seq 4096, scaled so batch·heads·seq stays 262144; or
  * --batch's batch of 16 heads, for shapes whose K and V exceed the L2),
- * BSHD, heads_q = heads_kv. FLOPs: 4·seq_q·seq_k·head_dim per (batch,
+ * BSHD, heads_q = heads_kv, the workspace the call asks for (causal
+ * calls: the tile counter). FLOPs: 4·seq_q·seq_k·head_dim per (batch,
  * head), halved for causal (the half computed).
  * Varlen: a packed batch of 8 sequences of mixed lengths (VARLEN_LENS,
  * 16384 rows in all, the longest first), 16 heads, head dim 128 (or
@@ -484,6 +485,11 @@ int main(int argc, char **argv)
             run_ctx rc = {dt, {batch, seq, seq, heads, heads, d, q, k, v, o, {st[0], st[1], st[2]},
                                {st[0], st[1], st[2]}, {st[0], st[1], st[2]}, {st[0], st[1], st[2]},
                                (float)(1.0 / sqrt((double)d)), causal, -1, -1, NULL, NULL, NULL}};
+            size_t ws_bytes = 0;
+            void *ws = NULL;
+            KCHECK(kiln_attention_fwd_workspace(dt, &rc.p, &ws_bytes));
+            if (ws_bytes) CHECK(cudaMalloc(&ws, ws_bytes));
+            rc.p.workspace = ws, rc.p.workspace_bytes = ws_bytes;
             const double flops = 4.0 * batch * heads * (double)seq * seq * d * (causal ? 0.5 : 1.0);
             for (int i = -1; i < kiln_variant_count(); i++) {
                 if (i >= 0) {
@@ -504,6 +510,7 @@ int main(int argc, char **argv)
                        ms, tf, err);
                 KCHECK(kiln_force_variant(NULL));
             }
+            if (ws) CHECK(cudaFree(ws));
         }
         CHECK(cudaFree(q));
         CHECK(cudaFree(k));

@@ -167,8 +167,8 @@ def kiln_attention(lib_path):
     k, v, o, causal), whose result run() calls kiln's selected variant on
     those torch tensors, (batch, heads, seq, head dim) views with a unit last
     stride, on torch's current stream (the params built once, so that a call
-    costs the host one ctypes call), and raises on a status other than
-    success."""
+    costs the host one ctypes call) with the workspace the call asks for,
+    and raises on a status other than success."""
     import ctypes as C
 
     class Params(C.Structure):  # kiln.h's kiln_attention_params, field for field
@@ -185,6 +185,8 @@ def kiln_attention(lib_path):
     lib = C.CDLL(lib_path)
     lib.kiln_attention_fwd.argtypes = [C.c_int, C.POINTER(Params), C.c_void_p]
     lib.kiln_attention_fwd.restype = C.c_int
+    lib.kiln_attention_fwd_workspace.argtypes = [C.c_int, C.POINTER(Params), C.POINTER(C.c_size_t)]
+    lib.kiln_attention_fwd_workspace.restype = C.c_int
     lib.kiln_last_error.restype = C.c_char_p
     dtypes = {torch.float16: 1, torch.bfloat16: 2}  # kiln_dtype
 
@@ -196,9 +198,15 @@ def kiln_attention(lib_path):
                    q=q.data_ptr(), k=k.data_ptr(), v=v.data_ptr(), o=o.data_ptr(), q_stride=strides(q),
                    k_stride=strides(k), v_stride=strides(v), o_stride=strides(o), scale=d ** -0.5,
                    causal=int(causal), window_left=-1, window_right=-1)
+        need = C.c_size_t(0)  # the workspace the call asks for (a causal call's tile counter), as bench_attention gives it
+        if lib.kiln_attention_fwd_workspace(dtypes[q.dtype], C.byref(p), C.byref(need)) != 0:
+            raise RuntimeError(f"kiln_attention_fwd_workspace: {lib.kiln_last_error().decode()}")
+        ws = torch.empty(need.value, dtype=torch.uint8, device="cuda") if need.value else None
+        if ws is not None:
+            p.workspace, p.workspace_bytes = ws.data_ptr(), need.value
         args = (dtypes[q.dtype], C.byref(p), C.c_void_p(torch.cuda.current_stream().cuda_stream))
 
-        def run():
+        def run(ws=ws):  # (ws kept alive with run)
             st = lib.kiln_attention_fwd(*args)
             if st != 0:
                 raise RuntimeError(f"kiln_attention_fwd: status {st}: {lib.kiln_last_error().decode()}")

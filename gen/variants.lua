@@ -385,7 +385,7 @@ space.families = {
         t.tma_wgs = dp == 64 and 3 or 2
         local q_rows = 64 * t.tma_wgs -- Q's tile: the TMA kernel's rows (the cp.async kernel's 128 fit in it)
         local kv_tile = t.wg_block_n * dp * v.dtype.bytes
-        local bars = 8 * (2 + 4 * 2) -- the TMA kernel's at most: Q's full and empty, and two stages' full and empty for K and for V
+        local bars = 8 * (2 + 4 * 2) + 16 -- the TMA kernel's at most: Q's full and empty, two stages' full and empty for K and for V, the counted tiles' ring
         t.stages = math.min(3, (limits[v.arch.cc] - 1024 - bars - q_rows * dp * v.dtype.bytes) // (2 * kv_tile))
         -- With two stages (past head dim 128) a slot shared by K and V is free only
         -- once its P·V is done, a step after its S, and the copies of the step
@@ -427,7 +427,7 @@ space.families = {
         -- h256 2.298 / 1.257 -> 2.299 / 1.262 M it did not pay (seq 4096,
         -- locked clock, H100, 2026-11-27).
         t.imax3 = v.shape == 128
-        t.smem = (q_rows + 2 * t.stages * t.wg_block_n) * dp * v.dtype.bytes + 8 * (2 + (t.split_kv and 4 or 2) * t.stages) + 1024
+        t.smem = (q_rows + 2 * t.stages * t.wg_block_n) * dp * v.dtype.bytes + 8 * (2 + (t.split_kv and 4 or 2) * t.stages) + 16 + 1024
         assert(t.smem <= limits[v.arch.cc], v.name .. ": the wgmma tiles past the shared memory")
       end
       return t

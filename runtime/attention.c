@@ -298,9 +298,32 @@ static size_t lse_bytes(const kiln_attention_params *p, int splits)
     return (n + 15) / 16 * 16;
 }
 
-static size_t workspace_bytes(const kiln_attention_params *p, int splits)
+/* Causal prefill of fixed lengths and at least 4 rounds of 128-row tiles
+ * on the SMs: the sm_90a TMA kernel hands their tiles out longest first
+ * from a counter in the workspace (COUNTER_BYTES), against the turn-about
+ * rounds of a grid that leaves SMs idle (docs/attention.md, "Causal tiles
+ * longest first from a counter"). Asked for on any GPU: the query does not
+ * know the variant the call selects. */
+enum { COUNTER_BYTES = 16, COUNT_ROUNDS = 4 };
+static int counts_tiles(const kiln_attention_params *p, int splits, int sm_count)
 {
-    if (splits <= 1) return 0;
+    if (!p->causal || p->window_left >= 0 || p->cu_seqlens_q || splits > 1 || p->seq_q <= 16) return 0;
+    return (int64_t)(p->seq_q + 127) / 128 * p->heads_q * p->batch >= (int64_t)COUNT_ROUNDS * sm_count;
+}
+
+/* The counted tiles' groups: (batch, head) pairs of equal count, at most
+ * a quarter of the SMs each, so that every pair's K and V are read by a few
+ * blocks at a time (L2). */
+static int order_span(const kiln_attention_params *p, int sm_count)
+{
+    const int64_t pairs = (int64_t)p->heads_q * p->batch, most = sm_count / 4 > 0 ? sm_count / 4 : 1;
+    const int64_t groups = (pairs + most - 1) / most;
+    return (int)((pairs + groups - 1) / groups);
+}
+
+static size_t workspace_bytes(const kiln_attention_params *p, int splits, int sm_count)
+{
+    if (splits <= 1) return counts_tiles(p, splits, sm_count) ? COUNTER_BYTES : 0;
     const size_t pitch = (size_t)(p->head_dim + 1) / 2 * 2;
     return lse_bytes(p, splits) + (size_t)splits * p->batch * p->heads_q * p->seq_q * pitch * sizeof(float);
 }
@@ -316,7 +339,7 @@ kiln_status kiln_attention_fwd_workspace(kiln_dtype dtype, const kiln_attention_
     if (st) return st;
     kiln_device_caps caps;
     if ((st = kiln_current_device_caps(&caps))) return st;
-    *bytes = dtype == KILN_DTYPE_E4M3 ? 0 : workspace_bytes(p, plan_splits(p, caps.sm_count));
+    *bytes = dtype == KILN_DTYPE_E4M3 ? 0 : workspace_bytes(p, plan_splits(p, caps.sm_count), caps.sm_count);
     return KILN_STATUS_SUCCESS;
 }
 
@@ -334,7 +357,7 @@ kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *p,
     if ((st = kiln_current_device_caps(&caps))) return st;
     if (may_split) {
         splits = plan_splits(p, caps.sm_count);
-        const size_t need = workspace_bytes(p, splits);
+        const size_t need = workspace_bytes(p, splits, caps.sm_count);
         if (p->workspace_bytes < need)
             return kiln_fail(KILN_STATUS_WORKSPACE_TOO_SMALL,
                              "%s: workspace_bytes is %zu; this call needs %zu (kiln_attention_fwd_workspace)", fn,
@@ -359,7 +382,9 @@ kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *p,
                              p->k_descale,
                              p->v_descale,
                              p->descale_per_head != 0,
-                             caps.sm_count};
+                             caps.sm_count,
+                             may_split && counts_tiles(p, splits, caps.sm_count) ? (int *)p->workspace : NULL,
+                             order_span(p, caps.sm_count)};
     kiln_variant_key vk = {KILN_OP_ATTENTION_FWD, dtype, key, KILN_ACT_NONE};
     return kiln_dispatch(&vk, &a, stream);
 }

@@ -37,6 +37,11 @@ typedef struct kiln_attention_args {
     const float *q_descale, *k_descale, *v_descale;
     int descale_per_head;
     int sm_count; /* the device's SMs: the persistent TMA kernel's grid */
+    /* Causal calls of the sm_90a TMA kernel, where set: tiles longest first
+     * from this counter (zeroed by the launcher), in groups of order_span
+     * (batch, head) pairs. */
+    int *tile_counter;
+    int order_span;
 } kiln_attention_args;
 
 /* The backward's workspace rows of each (batch, query head): seq_q rounded

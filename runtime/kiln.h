@@ -276,13 +276,17 @@ kiln_status kiln_softmax_fwd(kiln_dtype dtype, int64_t rows, int64_t cols, const
  * alike). lse must not overlap Q, K, V or O.
  * Decode (few query blocks, long keys): the call may split each query block's
  * keys over several blocks so every SM is busy, then combine the partial
- * results by their lse in a second kernel. The split needs a workspace of the
- * caller's: kiln_attention_fwd_workspace says how many bytes the call takes
- * (0: it does not split; it depends on the shape, dtype and the current GPU's
- * SM count); pass them in workspace / workspace_bytes (16-byte aligned, not
+ * results by their lse in a second kernel. Causal calls of fixed lengths
+ * with many query blocks (at least 4 blocks of 128 rows per SM) hand their
+ * blocks out longest first from a counter (16 bytes) on sm_90a. The split
+ * and the counter need a workspace of the caller's:
+ * kiln_attention_fwd_workspace says how many bytes the call takes (0: it
+ * needs none; it depends on the shape, mask, dtype and the current GPU's SM
+ * count); pass them in workspace / workspace_bytes (16-byte aligned, not
  * touched by anything else until the call's work on the stream ends). With
- * workspace NULL the call runs unsplit; one smaller than it needs is
- * KILN_STATUS_WORKSPACE_TOO_SMALL. kiln never allocates. */
+ * workspace NULL the call runs unsplit and gives out its blocks in a fixed
+ * order; one smaller than it needs is KILN_STATUS_WORKSPACE_TOO_SMALL. kiln
+ * never allocates. */
 typedef struct kiln_attention_params {
     int batch, seq_q, seq_k, heads_q, heads_kv, head_dim;
     const void *q, *k, *v;
@@ -293,7 +297,7 @@ typedef struct kiln_attention_params {
     int window_left, window_right;  /* −1: unbounded; with causal, window_right must be −1 or 0 */
     const int32_t *cu_seqlens_q, *cu_seqlens_k; /* both NULL, or both given */
     float *lse;
-    void *workspace;        /* NULL, or kiln_attention_fwd_workspace's bytes (decode split) */
+    void *workspace;        /* NULL, or kiln_attention_fwd_workspace's bytes (decode split, causal counter) */
     size_t workspace_bytes;
     /* FP8 (dtype KILN_DTYPE_E4M3; sm_90a): Q, K and V in e4m3, each with f32
      * descale factors on the device (real value = stored value · factor;
@@ -315,8 +319,8 @@ typedef struct kiln_attention_params {
 kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *params, kiln_stream stream);
 
 /* The workspace bytes kiln_attention_fwd needs for params on the current
- * device (0 when it would not split); params are checked as the call checks
- * them, workspace and workspace_bytes aside. */
+ * device (0 when it needs none: no split, no causal counter); params are
+ * checked as the call checks them, workspace and workspace_bytes aside. */
 kiln_status kiln_attention_fwd_workspace(kiln_dtype dtype, const kiln_attention_params *params, size_t *bytes);
 
 /* The gradients of kiln_attention_fwd for an upstream gradient dout of O

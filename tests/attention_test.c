@@ -61,7 +61,10 @@ typedef struct attn_case {
     int causal, left, right;
     enum layout layout;
     int lens_q[3], lens_k[3]; /* VARLEN: the batch's lengths */
-    int split;                /* give the workspace the call asks for, and require one */
+    int split;                /* 1: give the workspace the call asks for, and require one; 2: give it
+                                 whatever the call asks for (a causal call's tile counter, where its
+                                 tiles take 4 rounds of the GPU's SMs) */
+    int hopper;               /* sm_90a variants alone (the counted kernel; its reference is long) */
 } attn_case;
 
 static const attn_case cases[] = {
@@ -91,6 +94,11 @@ static const attn_case cases[] = {
     {3, 200, 333, 40, 40, 0, 0, -1, -1, BHSD, {0}, {0}},
     {2, 300, 300, 24, 8, 3, 1, -1, -1, BSHD, {0}, {0}},
     {4, 200, 3000, 8, 8, 0, 0, -1, -1, BSHD, {0}, {0}, 1},
+    /* 576 causal tiles, 4 rounds of an H100's SMs: the sm_90a kernel takes
+     * them longest first from the workspace's counter; rows that see no
+     * key, GQA 6:1; then tiles of one to three key steps. */
+    {4, 300, 40, 48, 8, 0, 1, -1, -1, BSHD, {0}, {0}, 2},
+    {4, 300, 300, 48, 8, 0, 1, -1, -1, BSHD, {0}, {0}, 2, 1},
 };
 
 /* An e4m3 case: the shape and masks, how Q, K and V are quantized and O's
@@ -374,8 +382,15 @@ static void run_case(const kiln_variant_info *v, const attn_case *c, const fp8_c
     if (c->split) {
         size_t bytes = 0;
         ok = finished(kiln_attention_fwd_workspace(v->dtype, &p, &bytes), "workspace");
-        if (ok && bytes == 0) {
+        if (ok && bytes == 0 && c->split == 1) {
             tap_diag("%s: split case asks for no workspace: the split path would not run", v->name);
+            ok = 0;
+        }
+        int sms = 0;
+        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+        if (ok && c->split == 2 && (int64_t)(sq + 127) / 128 * c->hq * c->batch >= 4 * (int64_t)sms && bytes != 16) {
+            tap_diag("%s: a causal call of 4 rounds of tiles on %d SMs asks for %zu bytes, not the counter's 16",
+                     v->name, sms, bytes);
             ok = 0;
         }
         ws = dbuf_alloc(KILN_DTYPE_F32, (int64_t)(bytes / sizeof(float)), 0); /* poisoned: NaN */
@@ -448,7 +463,9 @@ static void run_variant(const kiln_variant_info *v)
     if (v->dtype == KILN_DTYPE_E4M3)
         for (size_t i = 0; i < sizeof fp8_cases / sizeof fp8_cases[0]; i++) run_case(v, &fp8_cases[i].c, &fp8_cases[i]);
     else
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(v, &cases[i], NULL);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            if (!cases[i].hopper || strstr(v->name, "_sm90a"))
+                run_case(v, &cases[i], NULL);
 }
 
 /* The reference as plain loops (every key scored, masked ones weighted 0),
@@ -606,10 +623,10 @@ int main(void)
          * launch; a shape whose query blocks fill the GPU asks for none. */
         size_t bytes = 0;
         p.seq_k = 50000; /* x is far shorter: every call below must fail before a launch */
-        tap_ok(kiln_attention_fwd_workspace(KILN_DTYPE_BF16, &p, &bytes) == KILN_STATUS_SUCCESS && bytes > 0,
-               "decode shape asks for a workspace (%zu bytes)", bytes);
+        kiln_status st2 = kiln_attention_fwd_workspace(KILN_DTYPE_BF16, &p, &bytes);
+        tap_ok(st2 == KILN_STATUS_SUCCESS && bytes > 0, "decode shape asks for a workspace (%zu bytes)", bytes);
         p.workspace = y.ptr, p.workspace_bytes = bytes - 1;
-        kiln_status st2 = kiln_attention_fwd(KILN_DTYPE_BF16, &p, NULL);
+        st2 = kiln_attention_fwd(KILN_DTYPE_BF16, &p, NULL);
         tap_ok(st2 == KILN_STATUS_WORKSPACE_TOO_SMALL && strstr(kiln_last_error(), "workspace_bytes"),
                "a workspace one byte short is refused: %s", kiln_last_error());
         p.workspace = (char *)y.ptr + 4, p.workspace_bytes = bytes;
@@ -629,9 +646,14 @@ int main(void)
             tap_ok(st2 == KILN_STATUS_SUCCESS && bytes == 0,
                    "the e4m3 decode shape asks for no workspace (%s, %zu bytes)", kiln_status_string(st2), bytes);
         }
-        p.batch = 16, p.heads_q = p.heads_kv = 16, p.seq_q = p.seq_k = 4096;
-        tap_ok(kiln_attention_fwd_workspace(KILN_DTYPE_BF16, &p, &bytes) == KILN_STATUS_SUCCESS && bytes == 0,
-               "a prefill shape that fills the GPU asks for no workspace (%zu bytes)", bytes);
+        p.batch = 16, p.heads_q = p.heads_kv = 16, p.seq_q = p.seq_k = 4096, p.causal = 0;
+        st2 = kiln_attention_fwd_workspace(KILN_DTYPE_BF16, &p, &bytes);
+        tap_ok(st2 == KILN_STATUS_SUCCESS && bytes == 0, "a prefill shape that fills the GPU asks for no workspace (%zu bytes)",
+               bytes);
+        p.causal = 1; /* 8192 tiles of 128 rows: 4 rounds of up to 2048 SMs */
+        st2 = kiln_attention_fwd_workspace(KILN_DTYPE_BF16, &p, &bytes);
+        tap_ok(st2 == KILN_STATUS_SUCCESS && bytes == 16, "the same shape causal asks for the tile counter (%zu bytes)",
+               bytes);
         dbuf_free(&x);
         dbuf_free(&y);
     }
