@@ -654,6 +654,10 @@ int main(void)
         st2 = kiln_attention_fwd_workspace(KILN_DTYPE_BF16, &p, &bytes);
         tap_ok(st2 == KILN_STATUS_SUCCESS && bytes == 16, "the same shape causal asks for the tile counter (%zu bytes)",
                bytes);
+        p.workspace = y.ptr, p.workspace_bytes = 8; /* x is far shorter: the call must fail before a launch */
+        st2 = kiln_attention_fwd(KILN_DTYPE_BF16, &p, NULL);
+        tap_ok(st2 == KILN_STATUS_WORKSPACE_TOO_SMALL && strstr(kiln_last_error(), "needs 16"),
+               "a workspace short of the tile counter is refused: %s", kiln_last_error());
         dbuf_free(&x);
         dbuf_free(&y);
     }
