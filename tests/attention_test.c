@@ -96,7 +96,8 @@ static const attn_case cases[] = {
     {4, 200, 3000, 8, 8, 0, 0, -1, -1, BSHD, {0}, {0}, 1},
     /* 576 causal tiles, 4 rounds of an H100's SMs: the sm_90a kernel takes
      * them longest first from the workspace's counter; rows that see no
-     * key, GQA 6:1; then tiles of one to three key steps. */
+     * key, GQA 6:1; then tiles of one to three key steps (four past head
+     * dim 128, 80-key steps). */
     {4, 300, 40, 48, 8, 0, 1, -1, -1, BSHD, {0}, {0}, 2},
     {4, 300, 300, 48, 8, 0, 1, -1, -1, BSHD, {0}, {0}, 2, 1},
 };
@@ -378,16 +379,17 @@ static void run_case(const kiln_variant_info *v, const attn_case *c, const fp8_c
     /* Before the e4m3 run, so that the forced variant runs last. */
     const double rel16 = f && f->vs_bf16 ? bf16_rel(v, &p, q, k, vv, ref, nq, nk) : NAN;
     dbuf ws = {0};
+    size_t bytes = 0; /* the workspace the call asked for */
     int ok = 1;
     if (c->split) {
-        size_t bytes = 0;
         ok = finished(kiln_attention_fwd_workspace(v->dtype, &p, &bytes), "workspace");
         if (ok && bytes == 0 && c->split == 1) {
             tap_diag("%s: split case asks for no workspace: the split path would not run", v->name);
             ok = 0;
         }
-        int sms = 0;
-        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+        int sms = 0, dev = 0;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
         if (ok && c->split == 2 && (int64_t)(sq + 127) / 128 * c->hq * c->batch >= 4 * (int64_t)sms && bytes != 16) {
             tap_diag("%s: a causal call of 4 rounds of tiles on %d SMs asks for %zu bytes, not the counter's 16",
                      v->name, sms, bytes);
@@ -417,6 +419,19 @@ static void run_case(const kiln_variant_info *v, const attn_case *c, const fp8_c
         const double lse_tol = f ? (f->negative ? FP8_TOL_LSE_ONE_SIGN : FP8_TOL_LSE * (d > 128 ? d / 128.0 : 1)) : 1e-3;
         ok = ok && lse_err <= lse_tol && (!c->split || dbuf_guards_intact(&ws));
         free(hl);
+    }
+    /* The counted kernel ran (sm_90a, given the counter's 16 bytes): its
+     * counter ends at the tile count, a ticket each and one past the end
+     * for each block. */
+    if (ok && c->split == 2 && bytes == 16 && strstr(v->name, "_sm90a")) {
+        int counter = 0;
+        CUDA_CHECK(cudaMemcpy(&counter, ws.ptr, sizeof counter, cudaMemcpyDeviceToHost));
+        const int64_t tiles = (int64_t)(sq + 127) / 128 * c->hq * c->batch;
+        if (counter != tiles) {
+            tap_diag("%s: the tile counter ends at %d, not at the %lld tiles: the counted kernel did not run", v->name,
+                     counter, (long long)tiles);
+            ok = 0;
+        }
     }
     if (c->split) dbuf_free(&ws);
     static const char *layouts[] = {"BSHD", "BHSD", "varlen", "BSHD, K and V shared by the batch"};
