@@ -4,13 +4,14 @@
  *
  *   bench_attention [--iters K] [--f16] [--all-archs] [--seq S] [--hdim D]
  *                   [--batch B] [--only prefill|varlen|decode|fp8|bwd] [--fp8]
- *                   [--bwd] [--mask none|causal]
+ *                   [--bwd] [--mask none|causal] [--no-workspace]
  *
  * Prefill: head dims 64, 128 and 256 (or --hdim's), batch × heads filling
  * the GPU (4 × 16 at seq 4096, scaled so batch·heads·seq stays 262144; or
  * --batch's batch of 16 heads, for shapes whose K and V exceed the L2),
  * BSHD, heads_q = heads_kv, the workspace the call asks for (causal
- * calls: the tile counter). FLOPs: 4·seq_q·seq_k·head_dim per (batch,
+ * calls: the tile counter; --no-workspace: none, so causal calls run the
+ * fixed order, an A/B of the counter in one binary). FLOPs: 4·seq_q·seq_k·head_dim per (batch,
  * head), halved for causal (the half computed).
  * Varlen: a packed batch of 8 sequences of mixed lengths (VARLEN_LENS,
  * 16384 rows in all, the longest first), 16 heads, head dim 128 (or
@@ -433,7 +434,7 @@ static void bwd(kiln_dtype dt, int iters, int batch, int heads, int seq, int d)
 
 int main(int argc, char **argv)
 {
-    int iters = 30, all_archs = 0, seq = 4096, hdim = 0, batch_arg = 0, batch_given = 0;
+    int iters = 30, all_archs = 0, seq = 4096, hdim = 0, batch_arg = 0, batch_given = 0, no_workspace = 0;
     const char *only = NULL;
     kiln_dtype dt = KILN_DTYPE_BF16;
     for (int i = 1; i < argc; i++) {
@@ -441,6 +442,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--seq") && i + 1 < argc) seq = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--hdim") && i + 1 < argc) hdim = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--batch") && i + 1 < argc) batch_arg = atoi(argv[++i]), batch_given = 1;
+        else if (!strcmp(argv[i], "--no-workspace")) no_workspace = 1;
         else if (!strcmp(argv[i], "--f16")) dt = KILN_DTYPE_F16;
         else if (!strcmp(argv[i], "--all-archs")) all_archs = 1;
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
@@ -451,7 +453,7 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr,
                     "usage: %s [--iters K] [--seq S] [--hdim D] [--batch B] [--f16] [--all-archs] "
-                    "[--only prefill|varlen|decode|fp8|bwd] [--fp8] [--bwd] [--mask none|causal]\n",
+                    "[--only prefill|varlen|decode|fp8|bwd] [--fp8] [--bwd] [--mask none|causal] [--no-workspace]\n",
                     argv[0]);
             return 2;
         }
@@ -487,7 +489,7 @@ int main(int argc, char **argv)
                                (float)(1.0 / sqrt((double)d)), causal, -1, -1, NULL, NULL, NULL}};
             size_t ws_bytes = 0;
             void *ws = NULL;
-            KCHECK(kiln_attention_fwd_workspace(dt, &rc.p, &ws_bytes));
+            if (!no_workspace) KCHECK(kiln_attention_fwd_workspace(dt, &rc.p, &ws_bytes));
             if (ws_bytes) CHECK(cudaMalloc(&ws, ws_bytes));
             rc.p.workspace = ws, rc.p.workspace_bytes = ws_bytes;
             const double flops = 4.0 * batch * heads * (double)seq * seq * d * (causal ? 0.5 : 1.0);
@@ -505,9 +507,9 @@ int main(int argc, char **argv)
                 printf("%-10s %5d %-32s %9.4f %9.1f %9.2e%s\n", causal ? "causal" : "none", d, kiln_last_variant(), ms,
                        tf, err, i < 0 ? " (selected)" : "");
                 printf("BENCH op=attention mask=%s hdim=%d variant=%s selected=%d dtype=%s batch=%d heads=%d seq=%d "
-                       "ms=%.5f TFLOPs=%.1f rel_err=%.2e\n",
+                       "workspace=%zu ms=%.5f TFLOPs=%.1f rel_err=%.2e\n",
                        causal ? "causal" : "none", d, kiln_last_variant(), i < 0, kiln_dtype_name(dt), batch, heads, seq,
-                       ms, tf, err);
+                       ws_bytes, ms, tf, err);
                 KCHECK(kiln_force_variant(NULL));
             }
             if (ws) CHECK(cudaFree(ws));
