@@ -379,7 +379,8 @@ static void run_case(const kiln_variant_info *v, const attn_case *c, const fp8_c
     /* Before the e4m3 run, so that the forced variant runs last. */
     const double rel16 = f && f->vs_bf16 ? bf16_rel(v, &p, q, k, vv, ref, nq, nk) : NAN;
     dbuf ws = {0};
-    size_t bytes = 0; /* the workspace the call asked for */
+    size_t bytes = 0;                                                   /* the workspace the call asked for */
+    const int64_t tiles = (int64_t)(sq + 127) / 128 * c->hq * c->batch; /* the sm_90a kernel's, of 128 rows */
     int ok = 1;
     if (c->split) {
         ok = finished(kiln_attention_fwd_workspace(v->dtype, &p, &bytes), "workspace");
@@ -390,7 +391,7 @@ static void run_case(const kiln_variant_info *v, const attn_case *c, const fp8_c
         int sms = 0, dev = 0;
         CUDA_CHECK(cudaGetDevice(&dev));
         CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        if (ok && c->split == 2 && (int64_t)(sq + 127) / 128 * c->hq * c->batch >= 4 * (int64_t)sms && bytes != 16) {
+        if (ok && c->split == 2 && tiles >= 4 * (int64_t)sms && bytes != 16) {
             tap_diag("%s: a causal call of 4 rounds of tiles on %d SMs asks for %zu bytes, not the counter's 16",
                      v->name, sms, bytes);
             ok = 0;
@@ -426,7 +427,6 @@ static void run_case(const kiln_variant_info *v, const attn_case *c, const fp8_c
     if (ok && c->split == 2 && bytes == 16 && strstr(v->name, "_sm90a")) {
         int counter = 0;
         CUDA_CHECK(cudaMemcpy(&counter, ws.ptr, sizeof counter, cudaMemcpyDeviceToHost));
-        const int64_t tiles = (int64_t)(sq + 127) / 128 * c->hq * c->batch;
         if (counter != tiles) {
             tap_diag("%s: the tile counter ends at %d, not at the %lld tiles: the counted kernel did not run", v->name,
                      counter, (long long)tiles);
