@@ -27,7 +27,7 @@ if [ "${1:-}" = "--pack" ]; then
   cp -f bazel-bin/tests/elementwise_test bazel-bin/tests/norm_test bazel-bin/tests/softmax_test \
         bazel-bin/tests/attention_test bazel-bin/tests/attention_bwd_test bazel-bin/tests/linear_test \
         bazel-bin/tests/runtime_test bazel-bin/tests/env_variant_test bazel-bin/runtime/kiln_variants bazel-bin/bench/bench_elementwise \
-        bazel-bin/bench/bench_norm bazel-bin/bench/bench_attention bazel-bin/bench/bench_linear bazel-bin/runtime/shared/libkiln.so bench/peers.py bench/bars.py bench/cycles.py tests/gpu_suite.sh "$stage/"
+        bazel-bin/bench/bench_norm bazel-bin/bench/bench_attention bazel-bin/bench/bench_linear bazel-bin/runtime/shared/libkiln.so bench/peers.py bench/bars.py bench/cycles.py bench/sass_profile.py tests/gpu_suite.sh "$stage/"
   chmod u+w "$stage"/*
   tar -C "$(dirname "$stage")" -cf - kiln-gpu | xz -T2 --lzma2=preset=6,dict=192MiB > "$out"
   rm -rf "$(dirname "$stage")"
