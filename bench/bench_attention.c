@@ -15,7 +15,9 @@
  * head), halved for causal (the half computed).
  * Varlen: a packed batch of 8 sequences of mixed lengths (VARLEN_LENS,
  * 16384 rows in all, the longest first), 16 heads, head dim 128 (or
- * --hdim's), cu_seqlens, none and causal; FLOPs summed per sequence.
+ * --hdim's), cu_seqlens, none and causal, the workspace the call asks for
+ * (sm_90a: the TMA kernel's maps a sequence; --no-workspace: none, the
+ * cp.async kernel); FLOPs summed per sequence.
  * Decode: one query row per (batch, head), head dim 128, BHSD K and V of
  * 32768 keys, batch 64 × 32 heads (the K and V reads alone: 34 GB), then
  * batch 1 and 4 with and without the split workspace; GB/s of K and V read
@@ -168,7 +170,7 @@ static void fill_tiled(void *dev, int64_t n, kiln_dtype dt, uint64_t seed)
 static const int VARLEN_LENS[] = {4096, 512, 2048, 1024, 3072, 256, 1280, 4096};
 enum { VARLEN_N = sizeof VARLEN_LENS / sizeof VARLEN_LENS[0] };
 
-static void varlen(kiln_dtype dt, int iters, int d)
+static void varlen(kiln_dtype dt, int iters, int d, int use_workspace)
 {
     const int heads = 16;
     int32_t cu[VARLEN_N + 1] = {0};
@@ -194,17 +196,24 @@ static void varlen(kiln_dtype dt, int iters, int d)
         run_ctx rc = {dt, {VARLEN_N, VARLEN_LENS[0], VARLEN_LENS[0], heads, heads, d, q, k, v, o, {st[0], st[1], st[2]},
                            {st[0], st[1], st[2]}, {st[0], st[1], st[2]}, {st[0], st[1], st[2]},
                            (float)(1.0 / sqrt((double)d)), causal, -1, -1, dcu, dcu, NULL}};
+        size_t ws_bytes = 0;
+        void *ws = NULL;
+        if (use_workspace) KCHECK(kiln_attention_fwd_workspace(dt, &rc.p, &ws_bytes));
+        if (ws_bytes) CHECK(cudaMalloc(&ws, ws_bytes));
+        rc.p.workspace = ws, rc.p.workspace_bytes = ws_bytes;
         double flops = 0.0;
         for (int i = 0; i < VARLEN_N; i++)
             flops += 4.0 * heads * (double)VARLEN_LENS[i] * VARLEN_LENS[i] * d * (causal ? 0.5 : 1.0);
         const double err = check(&rc, 4);
         const float ms = bench_time_ms(run, &rc, iters);
         const double tf = flops / (ms * 1e-3) / 1e12;
-        printf("%-10s %5d %-32s %9.4f %9.1f %9.2e  varlen %s\n", causal ? "causal" : "none", d, kiln_last_variant(), ms,
-               tf, err, lens);
-        printf("BENCH op=attention_varlen mask=%s hdim=%d variant=%s dtype=%s heads=%d lens=%s ms=%.5f TFLOPs=%.1f "
-               "rel_err=%.2e\n",
-               causal ? "causal" : "none", d, kiln_last_variant(), kiln_dtype_name(dt), heads, lens, ms, tf, err);
+        printf("%-10s %5d %-32s %9.4f %9.1f %9.2e  varlen %s, workspace %zu B\n", causal ? "causal" : "none", d,
+               kiln_last_variant(), ms, tf, err, lens, ws_bytes);
+        printf("BENCH op=attention_varlen mask=%s hdim=%d variant=%s dtype=%s heads=%d lens=%s workspace=%zu ms=%.5f "
+               "TFLOPs=%.1f rel_err=%.2e\n",
+               causal ? "causal" : "none", d, kiln_last_variant(), kiln_dtype_name(dt), heads, lens, ws_bytes, ms, tf,
+               err);
+        if (ws) CHECK(cudaFree(ws));
     }
     CHECK(cudaFree(q));
     CHECK(cudaFree(k));
@@ -524,7 +533,7 @@ int main(int argc, char **argv)
         const int fp8_dims[] = {hdim ? hdim : 128, 256};
         for (int di = 0; di < (hdim ? 1 : 2); di++) fp8(iters, batch, heads, seq, fp8_dims[di]);
     }
-    if (!only || !strcmp(only, "varlen")) varlen(dt, iters, hdim ? hdim : 128);
+    if (!only || !strcmp(only, "varlen")) varlen(dt, iters, hdim ? hdim : 128, !no_workspace);
     if (!only || !strcmp(only, "decode")) {
         decode(dt, iters, 64, 32, 32768, 1);
         for (int b = 1; b <= 4; b *= 4)

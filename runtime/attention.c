@@ -321,8 +321,20 @@ static int order_span(const kiln_attention_params *p, int sm_count)
     return (int)((pairs + groups - 1) / groups);
 }
 
+/* Varlen prefill (more than 16 rows a sequence at most) unsplit: the sm_90a
+ * TMA kernel reads each sequence through tensor maps of its own (128 bytes
+ * each for Q, K, V and O, on 128 bytes, hence the slack) and finds its
+ * tiles by the sequences' running tile counts (an int each); the other
+ * kernels need none of it. Asked for on any GPU, as the counter. */
+static size_t varlen_bytes(const kiln_attention_params *p, int splits)
+{
+    if (!p->cu_seqlens_q || splits > 1 || p->seq_q <= 16) return 0;
+    return 112 + (size_t)p->batch * (4 * 128 + sizeof(int));
+}
+
 static size_t workspace_bytes(const kiln_attention_params *p, int splits, int sm_count)
 {
+    if (varlen_bytes(p, splits)) return (varlen_bytes(p, splits) + 15) / 16 * 16;
     if (splits <= 1) return counts_tiles(p, splits, sm_count) ? COUNTER_BYTES : 0;
     const size_t pitch = (size_t)(p->head_dim + 1) / 2 * 2;
     return lse_bytes(p, splits) + (size_t)splits * p->batch * p->heads_q * p->seq_q * pitch * sizeof(float);
@@ -384,7 +396,8 @@ kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *p,
                              p->descale_per_head != 0,
                              caps.sm_count,
                              may_split && counts_tiles(p, splits, caps.sm_count) ? (int *)p->workspace : NULL,
-                             order_span(p, caps.sm_count)};
+                             order_span(p, caps.sm_count),
+                             may_split && varlen_bytes(p, splits) ? p->workspace : NULL};
     kiln_variant_key vk = {KILN_OP_ATTENTION_FWD, dtype, key, KILN_ACT_NONE};
     return kiln_dispatch(&vk, &a, stream);
 }

@@ -42,6 +42,10 @@ typedef struct kiln_attention_args {
      * (batch, head) pairs. */
     int *tile_counter;
     int order_span;
+    /* Varlen calls of the sm_90a TMA kernel, where set: the workspace that
+     * holds each sequence's tensor maps and tile counts (attention.c's
+     * varlen_bytes); NULL: the cp.async kernel runs them. */
+    void *varlen_maps;
 } kiln_attention_args;
 
 /* The backward's workspace rows of each (batch, query head): seq_q rounded

@@ -278,8 +278,11 @@ kiln_status kiln_softmax_fwd(kiln_dtype dtype, int64_t rows, int64_t cols, const
  * keys over several blocks so every SM is busy, then combine the partial
  * results by their lse in a second kernel. Causal calls of fixed lengths
  * with many query blocks (at least 4 blocks of 128 rows per SM) hand their
- * blocks out longest first from a counter (16 bytes) on sm_90a. The split
- * and the counter need a workspace of the caller's:
+ * blocks out longest first from a counter (16 bytes) on sm_90a. Varlen
+ * calls of more than 16 rows (seq_q) run on sm_90a's TMA kernel through
+ * tensor maps of each sequence, built on the device (about 0.5 KB a
+ * sequence); without them, on the cp.async kernel. The split, the counter
+ * and the maps need a workspace of the caller's:
  * kiln_attention_fwd_workspace says how many bytes the call takes (0: it
  * needs none; it depends on the shape, mask, dtype and the current GPU's SM
  * count); pass them in workspace / workspace_bytes (16-byte aligned, not

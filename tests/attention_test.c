@@ -13,7 +13,8 @@
  * must be more than 0 bytes so the split-KV path and its combine run: MQA,
  * causal, a window that leaves most splits without keys, varlen; and the
  * same for blocks of more rows (seq_q 40 and 200: the full kernels walk a
- * split's keys). Outputs and lse are poisoned before each run. Tolerances: the dtype's
+ * split's keys); varlen batches given the workspace they ask for (the
+ * sm_90a kernel's tensor maps a sequence). Outputs and lse are poisoned before each run. Tolerances: the dtype's
  * (tests/gpu_util.c) times 2, for P rounded to the dtype before P·V; lse
  * within 1e-3. Then the workspace's checks: too small, misaligned, and none
  * asked for by a shape that fills the GPU, nor by the decode shape in e4m3
@@ -100,6 +101,14 @@ static const attn_case cases[] = {
      * dim 128, 80-key steps). */
     {4, 300, 40, 48, 8, 0, 1, -1, -1, BSHD, {0}, {0}, 2},
     {4, 300, 300, 48, 8, 0, 1, -1, -1, BSHD, {0}, {0}, 2, 1},
+    /* Varlen with the workspace the call asks for: on sm_90a the TMA kernel
+     * through each sequence's tensor maps (boxes past a sequence's end read
+     * zeros, stores there are skipped). More tiles than SMs, a sequence of
+     * one row, GQA 5:1; causal with sequences whose rows see no key; a
+     * window and a ragged head dim (O stored from the fragments). */
+    {3, 300, 300, 40, 8, 0, 0, -1, -1, VARLEN, {300, 1, 129}, {300, 77, 200}, 2},
+    {3, 300, 300, 16, 4, 0, 1, -1, -1, VARLEN, {17, 300, 256}, {200, 300, 17}, 2},
+    {2, 200, 300, 8, 8, 3, 0, 50, 10, VARLEN, {200, 150}, {200, 300}, 2},
 };
 
 /* An e4m3 case: the shape and masks, how Q, K and V are quantized and O's
@@ -673,6 +682,16 @@ int main(void)
         st2 = kiln_attention_fwd(KILN_DTYPE_BF16, &p, NULL);
         tap_ok(st2 == KILN_STATUS_WORKSPACE_TOO_SMALL && strstr(kiln_last_error(), "needs 16"),
                "a workspace short of the tile counter is refused: %s", kiln_last_error());
+        /* Varlen prefill: four tensor maps of 128 bytes a sequence and its tile count (the sm_90a kernel's). */
+        p.causal = 0, p.workspace = NULL, p.workspace_bytes = 0;
+        p.cu_seqlens_q = p.cu_seqlens_k = (const int32_t *)x.ptr; /* checked for alignment only */
+        st2 = kiln_attention_fwd_workspace(KILN_DTYPE_BF16, &p, &bytes);
+        tap_ok(st2 == KILN_STATUS_SUCCESS && bytes >= (size_t)p.batch * (4 * 128 + 4) && bytes % 16 == 0,
+               "a varlen prefill of %d sequences asks for their maps (%zu bytes)", p.batch, bytes);
+        p.workspace = y.ptr, p.workspace_bytes = bytes - 16;
+        st2 = kiln_attention_fwd(KILN_DTYPE_BF16, &p, NULL);
+        tap_ok(st2 == KILN_STATUS_WORKSPACE_TOO_SMALL && strstr(kiln_last_error(), "workspace_bytes"),
+               "a varlen workspace 16 bytes short is refused: %s", kiln_last_error());
         dbuf_free(&x);
         dbuf_free(&y);
     }

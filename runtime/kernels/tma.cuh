@@ -171,6 +171,24 @@ template <int STAGES> struct RingPos {
     }
 };
 
+/* Maps in global memory, written on the device (a map a packed sequence):
+ * tensormap_set_rows sets a map's dimension 1 (its rows) to `rows`, after
+ * the map's 128 bytes were copied there; tensormap_release, by the writing
+ * thread after its last change, makes the changes visible to the copy
+ * engine's reads of maps, and tensormap_acquire, in each block before a
+ * thread of it first names the map in a copy, takes them in (a launch
+ * boundary alone does not; CUDA Programming Guide, "Usage of a Modified
+ * Tensor Map"). */
+__device__ __forceinline__ void tensormap_set_rows(CUtensorMap *map, int rows)
+{
+    asm volatile("tensormap.replace.tile.global_dim.global.b1024.b32 [%0], 1, %1;\n" ::"l"(map), "r"(rows) : "memory");
+}
+__device__ __forceinline__ void tensormap_release() { asm volatile("fence.proxy.tensormap::generic.release.gpu;\n" ::: "memory"); }
+__device__ __forceinline__ void tensormap_acquire(const CUtensorMap *map)
+{
+    asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;\n" ::"l"(map) : "memory");
+}
+
 /* The box at (col, row) of `map` into shared memory at dst (on 1024 bytes
  * for the 128-byte swizzle), completing bytes on barrier `bar`. */
 __device__ __forceinline__ void tma_load_2d(unsigned dst, const CUtensorMap *map, int col, int row, unsigned bar)
