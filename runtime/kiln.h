@@ -278,11 +278,12 @@ kiln_status kiln_softmax_fwd(kiln_dtype dtype, int64_t rows, int64_t cols, const
  * keys over several blocks so every SM is busy, then combine the partial
  * results by their lse in a second kernel. Causal calls of fixed lengths
  * with many query blocks (at least 4 blocks of 128 rows per SM) hand their
- * blocks out longest first from a counter (16 bytes) on sm_90a. Varlen
- * calls of more than 16 rows (seq_q) run on sm_90a's TMA kernel through
- * tensor maps of each sequence, built on the device (about 0.5 KB a
- * sequence); without them, on the cp.async kernel. The split, the counter
- * and the maps need a workspace of the caller's:
+ * blocks out longest first from a counter (16 bytes) on sm_90a. Unsplit
+ * f16 / bf16 varlen calls of more than 16 rows (seq_q) run on sm_90a's TMA
+ * kernel through tensor maps of each sequence, built on the device (516
+ * bytes a sequence, and 112), where no stride of 0 broadcasts a dimension;
+ * without the maps, on the cp.async kernel. The split, the counter and the
+ * maps need a workspace of the caller's (asked for on any GPU):
  * kiln_attention_fwd_workspace says how many bytes the call takes (0: it
  * needs none; it depends on the shape, mask, dtype and the current GPU's SM
  * count); pass them in workspace / workspace_bytes (16-byte aligned, not
@@ -300,7 +301,7 @@ typedef struct kiln_attention_params {
     int window_left, window_right;  /* −1: unbounded; with causal, window_right must be −1 or 0 */
     const int32_t *cu_seqlens_q, *cu_seqlens_k; /* both NULL, or both given */
     float *lse;
-    void *workspace;        /* NULL, or kiln_attention_fwd_workspace's bytes (decode split, causal counter) */
+    void *workspace;        /* NULL, or kiln_attention_fwd_workspace's bytes (decode split, causal counter, varlen maps) */
     size_t workspace_bytes;
     /* FP8 (dtype KILN_DTYPE_E4M3; sm_90a): Q, K and V in e4m3, each with f32
      * descale factors on the device (real value = stored value · factor;
@@ -322,7 +323,7 @@ typedef struct kiln_attention_params {
 kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *params, kiln_stream stream);
 
 /* The workspace bytes kiln_attention_fwd needs for params on the current
- * device (0 when it needs none: no split, no causal counter); params are
+ * device (0 when it needs none: no split, no causal counter, no varlen maps); params are
  * checked as the call checks them, workspace and workspace_bytes aside. */
 kiln_status kiln_attention_fwd_workspace(kiln_dtype dtype, const kiln_attention_params *params, size_t *bytes);
 
