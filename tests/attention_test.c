@@ -14,11 +14,12 @@
  * causal, a window that leaves most splits without keys, varlen; and the
  * same for blocks of more rows (seq_q 40 and 200: the full kernels walk a
  * split's keys); varlen batches given the workspace they ask for (the
- * sm_90a kernel's tensor maps a sequence). Outputs and lse are poisoned before each run. Tolerances: the dtype's
- * (tests/gpu_util.c) times 2, for P rounded to the dtype before P·V; lse
- * within 1e-3. Then the workspace's checks: too small, misaligned, and none
- * asked for by a shape that fills the GPU, nor by the decode shape in e4m3
- * (e4m3 calls never split).
+ * sm_90a kernel's tensor maps a sequence). Outputs and lse are poisoned
+ * before each run. Tolerances: the dtype's (tests/gpu_util.c) times 2, for
+ * P rounded to the dtype before P·V; lse within 1e-3. Then the workspace's
+ * checks: too small, misaligned, and none asked for by a shape that fills
+ * the GPU, nor by the decode shape in e4m3 (e4m3 calls never split); a
+ * varlen prefill's maps asked for, and refused 16 bytes short.
  *
  * e4m3 variants (FP8 Q, K, V; sm_90a) run their own list, fixed lengths
  * only (no varlen, no split): seq 1, 17, 257, 1000, seq_q ≠ seq_k both ways,
