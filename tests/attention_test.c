@@ -62,7 +62,7 @@ typedef struct attn_case {
     int batch, sq, sk, hq, hkv, d_less;
     int causal, left, right;
     enum layout layout;
-    int lens_q[3], lens_k[3]; /* VARLEN: the batch's lengths */
+    int lens_q[3], lens_k[3]; /* VARLEN: the batch's lengths (past three sequences: varlen_len's) */
     int split;                /* 1: give the workspace the call asks for, and require one; 2: give it
                                  whatever the call asks for (a causal call's tile counter, where its
                                  tiles take 4 rounds of the GPU's SMs) */
@@ -112,7 +112,19 @@ static const attn_case cases[] = {
     {3, 300, 300, 16, 4, 0, 1, -1, -1, VARLEN, {17, 300, 256}, {200, 300, 17}, 2},
     {2, 200, 300, 8, 8, 3, 0, 50, 10, VARLEN, {200, 150}, {200, 300}, 2},
     {3, 200, 150, 4, 2, 0, 0, -1, -1, VARLEN, {0, 200, 40}, {150, 0, 150}, 2},
+    /* 600 sequences (varlen_len), causal, GQA 2:1, sm_90a alone: the maps
+     * over several blocks, each thread of the tile scan a run of three. */
+    {600, 90, 90, 2, 1, 0, 1, -1, -1, VARLEN, {0}, {0}, 2, 1},
 };
+
+/* VARLEN: sequence b's rows of Q (kv 0) or of K and V (kv 1), the case's
+ * own for batches of up to three, else 1 … 90 spread by b (every 37th
+ * empty). */
+static int varlen_len(const attn_case *c, int b, int kv)
+{
+    if (c->batch <= 3) return kv ? c->lens_k[b] : c->lens_q[b];
+    return b % 37 == 36 ? 0 : 1 + (b * (kv ? 53 : 29) + 7) % 90;
+}
 
 /* An e4m3 case: the shape and masks, how Q, K and V are quantized and O's
  * dtype. */
@@ -299,14 +311,20 @@ static void run_case(const kiln_variant_info *v, const attn_case *c, const fp8_c
     const int per = f ? 16 : 8;
     const int D = v->shape_key, d = D - c->d_less > 0 ? D - c->d_less : 1, dp = (d + per - 1) / per * per;
     const int vl = c->layout == VARLEN;
-    int cu_q[4] = {0}, cu_k[4] = {0}, sq = c->sq, sk = c->sk;
+    int32_t *cu_q = calloc((size_t)c->batch + 1, sizeof(int32_t)), *cu_k = calloc((size_t)c->batch + 1, sizeof(int32_t));
+    int sq = c->sq, sk = c->sk;
+    if (!cu_q || !cu_k) {
+        fprintf(stderr, "attention_test: out of host memory\n");
+        exit(1);
+    }
     if (vl) {
         sq = sk = 0;
         for (int b = 0; b < c->batch; b++) {
-            cu_q[b + 1] = cu_q[b] + c->lens_q[b];
-            cu_k[b + 1] = cu_k[b] + c->lens_k[b];
-            if (c->lens_q[b] > sq) sq = c->lens_q[b];
-            if (c->lens_k[b] > sk) sk = c->lens_k[b];
+            const int lq = varlen_len(c, b, 0), lk = varlen_len(c, b, 1);
+            cu_q[b + 1] = cu_q[b] + lq;
+            cu_k[b + 1] = cu_k[b] + lk;
+            if (lq > sq) sq = lq;
+            if (lk > sk) sk = lk;
         }
     }
     /* Rows of each tensor: batch × seq, or the packed total. */
@@ -357,7 +375,7 @@ static void run_case(const kiln_variant_info *v, const attn_case *c, const fp8_c
     const double scale = 1.0 / sqrt((double)d);
     const int right = c->causal ? 0 : c->right;
     for (int b = 0; b < c->batch; b++) {
-        const int lq = vl ? c->lens_q[b] : sq, lk = vl ? c->lens_k[b] : sk;
+        const int lq = vl ? varlen_len(c, b, 0) : sq, lk = vl ? varlen_len(c, b, 1) : sk;
         const int64_t oq = vl ? cu_q[b] * qs[1] : b * qs[0], ok = vl ? cu_k[b] * ks[1] : b * ks[0];
         /* lse: [batch][hq][sq], varlen [hq][total_q]; the reference writes [hq][lq] then moves it. */
         double *l = hbuf((int64_t)c->hq * lq);
@@ -373,14 +391,14 @@ static void run_case(const kiln_variant_info *v, const attn_case *c, const fp8_c
     CUDA_CHECK(cudaMalloc((void **)&dlse, (size_t)(rq * c->hq) * sizeof(float)));
     CUDA_CHECK(cudaMemset(dlse, 0xff, (size_t)(rq * c->hq) * sizeof(float)));
     if (vl) {
-        CUDA_CHECK(cudaMalloc((void **)&dcu, 8 * sizeof(int32_t)));
-        CUDA_CHECK(cudaMemcpy(dcu, cu_q, 4 * sizeof(int32_t), cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaMemcpy(dcu + 4, cu_k, 4 * sizeof(int32_t), cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMalloc((void **)&dcu, 2 * ((size_t)c->batch + 1) * sizeof(int32_t)));
+        CUDA_CHECK(cudaMemcpy(dcu, cu_q, ((size_t)c->batch + 1) * sizeof(int32_t), cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(dcu + c->batch + 1, cu_k, ((size_t)c->batch + 1) * sizeof(int32_t), cudaMemcpyHostToDevice));
     }
     kiln_attention_params p = {c->batch, sq, sk, c->hq, c->hkv, d, dq.ptr, dk.ptr, dv.ptr, dout.ptr,
                                {qs[0], qs[1], qs[2]}, {ks[0], ks[1], ks[2]}, {ks[0], ks[1], ks[2]}, {qs[0], qs[1], qs[2]},
                                (float)scale, c->causal, c->left, c->causal ? -1 : c->right,
-                               dcu, dcu ? dcu + 4 : NULL, dlse};
+                               dcu, dcu ? dcu + c->batch + 1 : NULL, dlse};
     if (f) {
         p.o_dtype = f->o;
         p.q_descale = dds;
@@ -459,6 +477,8 @@ static void run_case(const kiln_variant_info *v, const attn_case *c, const fp8_c
            c->causal ? 0 : c->right, c->split ? " split" : "", fp8, e.rel, vs, e.max_abs, lse_err);
     CUDA_CHECK(cudaFree(dlse));
     if (dcu) CUDA_CHECK(cudaFree(dcu));
+    free(cu_q);
+    free(cu_k);
     if (dds) CUDA_CHECK(cudaFree(dds));
     dbuf_free(&dq);
     dbuf_free(&dk);
