@@ -329,12 +329,13 @@ static int order_span(const kiln_attention_params *p, int sm_count)
 static size_t varlen_bytes(const kiln_attention_params *p, int splits)
 {
     if (!p->cu_seqlens_q || splits > 1 || p->seq_q <= 16) return 0;
-    return 112 + (size_t)p->batch * (4 * 128 + sizeof(int));
+    return (112 + (size_t)p->batch * (4 * 128 + sizeof(int)) + 15) / 16 * 16;
 }
 
 static size_t workspace_bytes(const kiln_attention_params *p, int splits, int sm_count)
 {
-    if (varlen_bytes(p, splits)) return (varlen_bytes(p, splits) + 15) / 16 * 16;
+    const size_t maps = varlen_bytes(p, splits);
+    if (maps) return maps;
     if (splits <= 1) return counts_tiles(p, splits, sm_count) ? COUNTER_BYTES : 0;
     const size_t pitch = (size_t)(p->head_dim + 1) / 2 * 2;
     return lse_bytes(p, splits) + (size_t)splits * p->batch * p->heads_q * p->seq_q * pitch * sizeof(float);

@@ -323,8 +323,9 @@ typedef struct kiln_attention_params {
 kiln_status kiln_attention_fwd(kiln_dtype dtype, const kiln_attention_params *params, kiln_stream stream);
 
 /* The workspace bytes kiln_attention_fwd needs for params on the current
- * device (0 when it needs none: no split, no causal counter, no varlen maps); params are
- * checked as the call checks them, workspace and workspace_bytes aside. */
+ * device (0 when it needs none: no split, no causal counter, no varlen
+ * maps); params are checked as the call checks them, workspace and
+ * workspace_bytes aside. */
 kiln_status kiln_attention_fwd_workspace(kiln_dtype dtype, const kiln_attention_params *params, size_t *bytes);
 
 /* The gradients of kiln_attention_fwd for an upstream gradient dout of O

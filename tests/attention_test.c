@@ -66,7 +66,7 @@ typedef struct attn_case {
     int split;                /* 1: give the workspace the call asks for, and require one; 2: give it
                                  whatever the call asks for (a causal call's tile counter, where its
                                  tiles take 4 rounds of the GPU's SMs) */
-    int hopper;               /* sm_90a variants alone (the counted kernel; its reference is long) */
+    int hopper;               /* sm_90a variants alone (the counted kernel, the 600 sequences; their references are long) */
 } attn_case;
 
 static const attn_case cases[] = {
